@@ -1,0 +1,1 @@
+"""Kafka Connect-compatible worker runtime."""

@@ -1,0 +1,46 @@
+"""The plugin contract: what connectors, converters and transforms implement and use.
+
+This package imports nothing else of the project.
+"""
+
+from connect.api.config import ConfigDef, ConfigKey, ConfigType, ConfigValue
+from connect.api.connector import ConnectorContext, SourceConnector
+from connect.api.converter import Converter, HeaderConverter
+from connect.api.data import Field, Schema, SchemaAndValue, Struct, Type
+from connect.api.errors import (
+    AlreadyExistsError,
+    ConfigError,
+    ConnectError,
+    DataError,
+    NotFoundError,
+    RetriableError,
+)
+from connect.api.records import Header, SourceRecord
+from connect.api.task import OffsetStorageReader, SourceTask, SourceTaskContext
+
+__all__ = [
+    "AlreadyExistsError",
+    "ConfigDef",
+    "ConfigError",
+    "ConfigKey",
+    "ConfigType",
+    "ConfigValue",
+    "ConnectError",
+    "ConnectorContext",
+    "Converter",
+    "DataError",
+    "Field",
+    "Header",
+    "HeaderConverter",
+    "NotFoundError",
+    "OffsetStorageReader",
+    "RetriableError",
+    "Schema",
+    "SchemaAndValue",
+    "SourceConnector",
+    "SourceRecord",
+    "SourceTask",
+    "SourceTaskContext",
+    "Struct",
+    "Type",
+]

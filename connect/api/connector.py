@@ -1,0 +1,58 @@
+"""Connectors and their context (Connect's ``Connector`` / ``SourceConnector``)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import ClassVar, Protocol
+
+from connect.api.config import ConfigDef, ConfigValue
+
+
+class ConnectorContext(Protocol):
+    """What the framework offers a running connector."""
+
+    def request_task_reconfiguration(self) -> None:
+        """Ask the framework to call ``task_configs`` again (for example when shards change)."""
+
+    def raise_error(self, error: Exception) -> None:
+        """Fail the connector with ``error``."""
+
+
+class SourceConnector(ABC):
+    """A source connector: validates its config and splits the work into task configs.
+
+    The framework calls :meth:`start` once with the connector config, :meth:`task_configs` after
+    start and whenever reconfiguration is requested, and :meth:`stop` once. None of them may block
+    for long: long-running work belongs in tasks.
+    """
+
+    version: ClassVar[str] = "0.1.0"
+
+    def initialize(self, context: ConnectorContext) -> None:
+        """Called once, before :meth:`start`."""
+        self.context = context
+
+    @abstractmethod
+    def start(self, props: Mapping[str, str]) -> None:
+        """Start with the connector config."""
+
+    @abstractmethod
+    def task_class(self) -> type:
+        """The :class:`~connect.api.task.SourceTask` subclass that runs this connector's tasks."""
+
+    @abstractmethod
+    def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
+        """At most ``max_tasks`` task configs."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Release what :meth:`start` acquired."""
+
+    @abstractmethod
+    def config(self) -> ConfigDef:
+        """The keys this connector understands."""
+
+    def validate(self, props: Mapping[str, str]) -> list[ConfigValue]:
+        """Validate ``props``; the default checks them against :meth:`config`."""
+        return self.config().validate(props)

@@ -1,0 +1,39 @@
+"""Records exchanged between tasks and the framework (Connect's ``SourceRecord`` and ``Header``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from connect.api.data import Schema
+
+
+@dataclass(frozen=True, slots=True)
+class Header:
+    """One record header: a key, an optional schema and a value."""
+
+    key: str
+    schema: Schema | None
+    value: Any
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRecord:
+    """A record produced by a source task.
+
+    ``source_partition`` and ``source_offset`` are maps of primitives; the framework stores the offset
+    under ``[connector name, source_partition]`` once the record and every earlier record of the same
+    partition have been acknowledged by Kafka.
+    """
+
+    source_partition: Mapping[str, Any]
+    source_offset: Mapping[str, Any]
+    topic: str
+    kafka_partition: int | None
+    key_schema: Schema | None
+    key: Any
+    value_schema: Schema | None
+    value: Any
+    timestamp: int | None = None
+    headers: tuple[Header, ...] = ()

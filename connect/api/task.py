@@ -1,0 +1,65 @@
+"""Source tasks and their context (Connect's ``SourceTask`` and ``OffsetStorageReader``)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol
+
+from connect.api.records import SourceRecord
+
+
+class OffsetStorageReader(Protocol):
+    """Reads the last committed offsets of this connector."""
+
+    def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The committed offset of ``partition``, or None."""
+
+
+class SourceTaskContext(Protocol):
+    """What the framework offers a running source task."""
+
+    @property
+    def offset_storage_reader(self) -> OffsetStorageReader:
+        """Reader of the committed offsets."""
+
+    @property
+    def task_id(self) -> int:
+        """This task's number within its connector."""
+
+    @property
+    def connector_name(self) -> str:
+        """The connector's name."""
+
+
+class SourceTask(ABC):
+    """A source task: runs on its own thread and returns records from :meth:`poll`.
+
+    ``poll`` must return within about a second (return None or ``[]`` when nothing is available) so
+    that the framework can pause or stop the task; ``stop`` is called from another thread and must
+    only signal the polling thread, never wait for it.
+    """
+
+    version: ClassVar[str] = "0.1.0"
+
+    def initialize(self, context: SourceTaskContext) -> None:
+        """Called once, before :meth:`start`."""
+        self.context = context
+
+    @abstractmethod
+    def start(self, props: Mapping[str, str]) -> None:
+        """Start with the task config."""
+
+    @abstractmethod
+    def poll(self) -> list[SourceRecord] | None:
+        """The next records, or None when there are none right now."""
+
+    def commit(self) -> None:  # noqa: B027 - optional hook
+        """Called after offsets were flushed to the offset store."""
+
+    def commit_record(self, record: SourceRecord) -> None:  # noqa: B027 - optional hook
+        """Called when Kafka acknowledged ``record`` (or a transform dropped it)."""
+
+    @abstractmethod
+    def stop(self) -> None:
+        """Signal :meth:`poll` to return; must not block."""

@@ -1,0 +1,1 @@
+"""Converters: Connect data <-> bytes."""
