@@ -1,0 +1,103 @@
+"""The Kafka client seam: the only runtime module (with ``connect.storage``) that imports kafka-python.
+
+Connect-style settings use dotted Java names (``batch.size``); :func:`client_kwargs` turns them into
+kafka-python keyword arguments and drops, with a warning, the ones kafka-python does not know.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+from kafka.admin import NewTopic
+from kafka.errors import KafkaError, TopicAlreadyExistsError
+
+log = logging.getLogger(__name__)
+
+__all__ = [
+    "KafkaAdminClient",
+    "KafkaConsumer",
+    "KafkaError",
+    "KafkaProducer",
+    "NewTopic",
+    "TopicAlreadyExistsError",
+    "admin",
+    "client_kwargs",
+    "consumer",
+    "producer",
+    "source_task_producer",
+]
+
+_JAVA_ONLY = {"key.serializer", "value.serializer", "key.deserializer", "value.deserializer"}
+_INT_KEYS = {
+    "batch_size", "linger_ms", "delivery_timeout_ms", "max_block_ms", "max_request_size", "retries",
+    "request_timeout_ms", "max_in_flight_requests_per_connection", "retry_backoff_ms", "metadata_max_age_ms",
+    "fetch_max_bytes", "max_partition_fetch_bytes", "max_poll_records", "fetch_min_bytes", "fetch_max_wait_ms",
+    "session_timeout_ms", "heartbeat_interval_ms", "connections_max_idle_ms", "bootstrap_timeout_ms",
+    "receive_buffer_bytes", "send_buffer_bytes", "reconnect_backoff_ms", "reconnect_backoff_max_ms",
+}
+_INT_MAX = 2**31 - 1
+
+
+def _coerce(key: str, value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    if key in _INT_KEYS:
+        return min(int(value), _INT_MAX)
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    if key == "acks":
+        return value if value == "all" else int(value)
+    if key == "bootstrap_servers":
+        return [s.strip() for s in value.split(",") if s.strip()]
+    return value
+
+
+def client_kwargs(settings: Mapping[str, Any], known: Mapping[str, Any]) -> dict[str, Any]:
+    """Translate dotted Connect/Java client settings into kafka-python kwargs known to ``known``."""
+    result: dict[str, Any] = {}
+    for key, value in settings.items():
+        if key in _JAVA_ONLY:
+            continue
+        py_key = key.replace(".", "_")
+        if py_key == "max_in_flight_requests_per_connection" or py_key in known:
+            result[py_key] = _coerce(py_key, value)
+        else:
+            log.debug("Ignoring client setting %s: not supported by kafka-python", key)
+    return result
+
+
+def producer(settings: Mapping[str, Any]) -> KafkaProducer:
+    """A byte-array producer configured from dotted settings."""
+    return KafkaProducer(**client_kwargs(settings, KafkaProducer.DEFAULT_CONFIG))
+
+
+def source_task_producer(bootstrap: str, client_id: str, overrides: Mapping[str, Any]) -> KafkaProducer:
+    """A producer with Kafka Connect's source-task defaults, then ``overrides`` (``producer.*`` keys)."""
+    settings: dict[str, Any] = {
+        "bootstrap.servers": bootstrap,
+        "client.id": client_id,
+        "acks": "all",
+        "max.in.flight.requests.per.connection": 1,
+        "enable.idempotence": False,
+        "delivery.timeout.ms": _INT_MAX,
+        "linger.ms": 5,
+        "retries": _INT_MAX,
+    }
+    settings.update(overrides)
+    return producer(settings)
+
+
+def consumer(settings: Mapping[str, Any]) -> KafkaConsumer:
+    """A group-less byte-array consumer configured from dotted settings."""
+    kwargs = client_kwargs(settings, KafkaConsumer.DEFAULT_CONFIG)
+    kwargs.setdefault("enable_auto_commit", False)
+    kwargs.setdefault("group_id", None)
+    return KafkaConsumer(**kwargs)
+
+
+def admin(settings: Mapping[str, Any]) -> KafkaAdminClient:
+    """An admin client configured from dotted settings."""
+    return KafkaAdminClient(**client_kwargs(settings, KafkaAdminClient.DEFAULT_CONFIG))

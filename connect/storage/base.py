@@ -1,0 +1,176 @@
+"""Store interfaces and the parts shared by every backend (Connect's ``*BackingStore``)."""
+
+from __future__ import annotations
+
+import copy
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from connect.storage import codec
+from connect.storage.config_state import ConfigState, ConnectorTaskId, TargetState
+
+Listener = Callable[[], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """A connector or task status record: ``{"state","trace","worker_id","generation"}``."""
+
+    state: str
+    trace: str | None
+    worker_id: str
+    generation: int
+
+    def to_json(self) -> bytes:
+        """The status-topic value bytes, in Connect's field order."""
+        return codec.dumps({"state": self.state, "trace": self.trace, "worker_id": self.worker_id,
+                            "generation": self.generation})
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Status:
+        """Parse a status-topic value."""
+        return cls(str(data["state"]), data.get("trace"), str(data.get("worker_id", "")),
+                   int(data.get("generation", 0)))
+
+
+class ConfigStore(ABC):
+    """Connector configs, task configs and target states, applied through :class:`ConfigState`."""
+
+    def __init__(self) -> None:
+        self._state = ConfigState()
+        self._lock = threading.Lock()
+        self._listener: Listener | None = None
+
+    def set_listener(self, listener: Listener) -> None:
+        """Call ``listener`` (on any thread) whenever the state changed."""
+        self._listener = listener
+
+    def snapshot(self) -> ConfigState:
+        """A private copy of the current state."""
+        with self._lock:
+            return copy.deepcopy(self._state)
+
+    def take_restart_requests(self) -> list[Any]:
+        """Restart requests read since the last call."""
+        with self._lock:
+            requests, self._state.restart_requests = self._state.restart_requests, []
+        return requests
+
+    def _apply(self, key: str, value: bytes | None, offset: int) -> None:
+        with self._lock:
+            self._state.apply(key, codec.loads(value), offset)
+        if self._listener is not None:
+            self._listener()
+
+    def put_connector_config(self, name: str, props: Mapping[str, str],
+                             target_state: TargetState | None = None) -> None:
+        """Write a connector config, preceded by its target state when one is given."""
+        if target_state is not None:
+            self.put_target_state(name, target_state)
+        self._write([(f"connector-{name}", {"properties": dict(props)})])
+
+    def remove_connector_config(self, name: str) -> None:
+        """Delete a connector: tombstones for its config and target state."""
+        self._write([(f"connector-{name}", None), (f"target-state-{name}", None)])
+
+    def put_target_state(self, name: str, state: TargetState) -> None:
+        """Write a target state (``state`` downgraded for old workers, ``state.v2`` exact)."""
+        legacy = TargetState.PAUSED if state is TargetState.STOPPED else state
+        self._write([(f"target-state-{name}", {"state": legacy.value, "state.v2": state.value})])
+
+    def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
+        """Write task configs then the commit record that applies them."""
+        records: list[tuple[str, dict[str, Any] | None]] = [
+            (f"task-{name}-{i}", {"properties": cfg}) for i, cfg in enumerate(configs)
+        ]
+        self._write(records)
+        self._write([(f"commit-{name}", {"tasks": len(configs)})])
+
+    def put_restart_request(self, name: str, include_tasks: bool, only_failed: bool) -> None:
+        """Write a KIP-745 restart request."""
+        self._write([(f"restart-connector-{name}", {"include-tasks": include_tasks, "only-failed": only_failed})])
+
+    @abstractmethod
+    def _write(self, records: list[tuple[str, dict[str, Any] | None]]) -> None:
+        """Durably write ``records`` in order and apply them before returning."""
+
+    def start(self) -> None:  # noqa: B027 - optional for in-memory stores
+        """Load the current state."""
+
+    def refresh(self, timeout: float) -> None:  # noqa: B027 - optional for in-memory stores
+        """Catch up with writes made elsewhere."""
+
+    def stop(self, timeout: float = 10.0) -> None:  # noqa: B027 - optional for in-memory stores
+        """Release resources; idempotent."""
+
+
+class StatusStore:
+    """Connector and task statuses, served locally from a cache."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, Status] = {}
+        self._lock = threading.Lock()
+
+    def connector(self, name: str) -> Status | None:
+        """The connector's status, or None."""
+        with self._lock:
+            return self._cache.get(f"status-connector-{name}")
+
+    def task(self, task_id: ConnectorTaskId) -> Status | None:
+        """The task's status, or None."""
+        with self._lock:
+            return self._cache.get(f"status-task-{task_id}")
+
+    def tasks(self, name: str) -> dict[int, Status]:
+        """The statuses of the connector's tasks, by task number."""
+        prefix = f"status-task-{name}-"
+        with self._lock:
+            items = [(k.removeprefix(prefix), v) for k, v in self._cache.items() if k.startswith(prefix)]
+        return {int(n): s for n, s in items if n.isdigit()}
+
+    def put_connector(self, name: str, status: Status | None) -> None:
+        """Record (or with None, delete) a connector status."""
+        self._put(f"status-connector-{name}", status)
+
+    def put_task(self, task_id: ConnectorTaskId, status: Status | None) -> None:
+        """Record (or with None, delete) a task status."""
+        self._put(f"status-task-{task_id}", status)
+
+    def _cache_put(self, key: str, status: Status | None) -> None:
+        with self._lock:
+            if status is None:
+                self._cache.pop(key, None)
+            else:
+                self._cache[key] = status
+
+    def _put(self, key: str, status: Status | None) -> None:
+        self._cache_put(key, status)
+
+    def start(self) -> None:
+        """Load the current statuses."""
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Release resources; idempotent."""
+
+
+class OffsetStore(Protocol):
+    """Raw offset storage: key bytes ``[connector, partition]`` to value bytes."""
+
+    def start(self) -> None:
+        """Load stored offsets."""
+
+    def get(self, keys: list[bytes]) -> dict[bytes, bytes | None]:
+        """Stored values of ``keys`` (missing keys map to None)."""
+
+    def set(self, values: Mapping[bytes, bytes | None]) -> Future[None]:
+        """Store ``values``; the future resolves once they are durable."""
+
+    def items(self) -> list[tuple[bytes, bytes]]:
+        """Every stored (key, value) pair, tombstones excluded."""
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Release resources; idempotent."""

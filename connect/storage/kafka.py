@@ -1,0 +1,158 @@
+"""Config, offset and status stores on Kafka topics, byte-compatible with Java Kafka Connect's
+``KafkaConfigBackingStore``, ``KafkaOffsetBackingStore`` and ``KafkaStatusBackingStore``."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from concurrent.futures import Future
+from typing import Any
+
+from kafka.errors import KafkaError
+
+from connect import clients
+from connect.api.errors import ConnectError
+from connect.storage import codec
+from connect.storage.base import ConfigStore, Status, StatusStore
+from connect.storage.kafka_log import KafkaLog, TopicSpec, ensure_compacted_topic
+
+log = logging.getLogger(__name__)
+
+
+def create_internal_topics(admin_settings: Mapping[str, Any], specs: list[TopicSpec]) -> None:
+    """Create the missing internal topics (compacted) and check the existing ones."""
+    try:
+        admin = clients.admin(admin_settings)
+    except KafkaError as exc:
+        raise ConnectError(f"Cannot reach Kafka at {admin_settings.get('bootstrap.servers')}: {exc}") from exc
+    try:
+        for spec in specs:
+            ensure_compacted_topic(admin, spec)
+    finally:
+        admin.close()
+
+
+class KafkaConfigStore(ConfigStore):
+    """Connector configs on the single-partition config topic."""
+
+    def __init__(self, topic: str, client_settings: Mapping[str, Any]) -> None:
+        super().__init__()
+        self._log = KafkaLog(topic, client_settings, self._on_record)
+
+    def start(self) -> None:
+        """Read the config topic to its end."""
+        self._log.start()
+
+    def refresh(self, timeout: float) -> None:
+        """Read to the end of the topic."""
+        self._log.read_to_end().result(timeout)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop reading; idempotent."""
+        self._log.stop(timeout)
+
+    def _on_record(self, key: bytes | None, value: bytes | None, _partition: int, offset: int) -> None:
+        if key is None:
+            log.warning("Skipping config record without key at offset %s", offset)
+            return
+        self._apply(key.decode(), value, offset)
+
+    def _write(self, records: list[tuple[str, dict[str, Any] | None]]) -> None:
+        futures = [self._log.send(key.encode(), None if value is None else codec.dumps(value))
+                   for key, value in records]
+        for future in futures:
+            future.result(30)
+        self.refresh(30)
+
+
+class KafkaOffsetStore:
+    """Source offsets on the offsets topic: key ``[connector, partition]``, value the offset map."""
+
+    def __init__(self, topic: str, client_settings: Mapping[str, Any]) -> None:
+        self._data: dict[bytes, bytes] = {}
+        self._lock = threading.Lock()
+        self._log = KafkaLog(topic, client_settings, self._on_record)
+
+    def start(self) -> None:
+        """Read the offsets topic to its end."""
+        self._log.start()
+
+    def get(self, keys: list[bytes]) -> dict[bytes, bytes | None]:
+        """Stored values of ``keys``."""
+        with self._lock:
+            return {k: self._data.get(k) for k in keys}
+
+    def set(self, values: Mapping[bytes, bytes | None]) -> Future[None]:
+        """Write ``values``; the future resolves when Kafka has acknowledged all of them."""
+        done: Future[None] = Future()
+        futures = [self._log.send(k, v) for k, v in values.items()]
+        remaining = [len(futures)]
+        lock = threading.Lock()
+
+        def on_done(sent: Future[None]) -> None:
+            if sent.exception() is not None:
+                if not done.done():
+                    done.set_exception(sent.exception())
+                return
+            with lock:
+                remaining[0] -= 1
+                last = remaining[0] == 0
+            if last and not done.done():
+                with self._lock:
+                    for key, value in values.items():
+                        self._store(key, value)
+                done.set_result(None)
+
+        if not futures:
+            done.set_result(None)
+        for future in futures:
+            future.add_done_callback(on_done)
+        return done
+
+    def items(self) -> list[tuple[bytes, bytes]]:
+        """Every stored pair."""
+        with self._lock:
+            return list(self._data.items())
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop reading; idempotent."""
+        self._log.stop(timeout)
+
+    def _store(self, key: bytes, value: bytes | None) -> None:
+        if value is None:
+            self._data.pop(key, None)
+        else:
+            self._data[key] = value
+
+    def _on_record(self, key: bytes | None, value: bytes | None, _partition: int, _offset: int) -> None:
+        if key is not None:
+            with self._lock:
+                self._store(key, value)
+
+
+class KafkaStatusStore(StatusStore):
+    """Statuses on the status topic; the local cache is updated on write and on read-back."""
+
+    def __init__(self, topic: str, client_settings: Mapping[str, Any]) -> None:
+        super().__init__()
+        self._log = KafkaLog(topic, client_settings, self._on_record)
+
+    def start(self) -> None:
+        """Read the status topic to its end."""
+        self._log.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Flush pending writes and stop; idempotent."""
+        self._log.flush(timeout)
+        self._log.stop(timeout)
+
+    def _put(self, key: str, status: Status | None) -> None:
+        self._cache_put(key, status)
+        self._log.send(key.encode(), None if status is None else status.to_json())
+
+    def _on_record(self, key: bytes | None, value: bytes | None, _partition: int, _offset: int) -> None:
+        if key is None or not key.startswith(b"status-") or key.startswith(b"status-topic-"):
+            return
+        parsed = codec.loads(value)
+        self._cache_put(key.decode(), None if parsed is None else Status.from_json(parsed))

@@ -1,0 +1,191 @@
+"""A compacted Kafka topic read from the beginning by a background thread (Connect's ``KafkaBasedLog``).
+
+The reader thread owns the consumer: it hands every record to the callback and resolves
+:meth:`KafkaLog.read_to_end` futures once it has consumed up to the end offsets taken when the
+request was made.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
+from kafka.errors import KafkaError, TopicAlreadyExistsError
+
+from connect.api.errors import ConnectError
+from connect.clients import client_kwargs
+
+log = logging.getLogger(__name__)
+
+RecordCallback = Callable[[bytes | None, bytes | None, int, int], None]
+"""Called with ``(key, value, partition, offset)`` for every record, on the reader thread."""
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSpec:
+    """How to create an internal topic when it is missing."""
+
+    name: str
+    partitions: int
+    replication_factor: int
+    configs: Mapping[str, str]
+
+
+def ensure_compacted_topic(admin: KafkaAdminClient, spec: TopicSpec) -> None:
+    """Create ``spec`` as a compacted topic if missing; refuse a topic that is not compacted."""
+    configs = {**spec.configs, "cleanup.policy": "compact"}
+    topic = NewTopic(spec.name, spec.partitions, spec.replication_factor, topic_configs=configs)
+    try:
+        admin.create_topics([topic], timeout_ms=30_000)
+        log.info("Created internal topic %s (%s partitions, compacted)", spec.name, spec.partitions)
+    except TopicAlreadyExistsError:
+        log.debug("Internal topic %s exists already", spec.name)
+    policy = _cleanup_policy(admin, spec.name)
+    if policy is not None and policy != "compact":
+        raise ConnectError(
+            f"Topic '{spec.name}' supplied via the internal topic configuration is required to have "
+            f"'cleanup.policy=compact' to guarantee consistency and durability, but found the topic "
+            f"currently has 'cleanup.policy={policy}'."
+        )
+
+
+def _cleanup_policy(admin: KafkaAdminClient, topic: str) -> str | None:
+    resource = ConfigResource(ConfigResourceType.TOPIC, topic)
+    try:
+        result = admin.describe_configs([resource], config_filter="all")
+    except (KafkaError, TypeError) as exc:
+        log.warning("Could not read the cleanup policy of %s: %s", topic, exc)
+        return None
+    return _find_config(result, "cleanup.policy")
+
+
+def _find_config(result: Any, name: str) -> str | None:
+    if isinstance(result, Mapping):
+        if result.get("name") == name or result.get("config_names") == name:
+            value = result.get("value", result.get("config_value"))
+            return None if value is None else str(value)
+        for item in result.values():
+            if (found := _find_config(item, name)) is not None:
+                return found
+    elif isinstance(result, list | tuple):
+        for item in result:
+            if (found := _find_config(item, name)) is not None:
+                return found
+    return None
+
+
+class KafkaLog:
+    """A compacted topic with a producer and a reader thread."""
+
+    def __init__(self, topic: str, client_settings: Mapping[str, Any], callback: RecordCallback) -> None:
+        self.topic = topic
+        self._settings = dict(client_settings)
+        self._callback = callback
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._requests: list[Future[None]] = []
+        self._producer: KafkaProducer | None = None
+        self._thread: threading.Thread | None = None
+
+    def start(self, timeout: float = 60.0) -> None:
+        """Connect, read the topic to its end, then keep reading in the background."""
+        kwargs = client_kwargs(self._settings, KafkaProducer.DEFAULT_CONFIG)
+        kwargs.update(acks="all", enable_idempotence=False, retries=2**31 - 1, linger_ms=0)
+        self._producer = KafkaProducer(**kwargs)
+        consumer_kwargs = client_kwargs(self._settings, KafkaConsumer.DEFAULT_CONFIG)
+        consumer_kwargs.update(group_id=None, enable_auto_commit=False)
+        consumer = KafkaConsumer(**consumer_kwargs)
+        partitions = consumer.partitions_for_topic(self.topic) or set()
+        if not partitions:
+            consumer.close()
+            raise ConnectError(f"Internal topic {self.topic} has no partitions")
+        tps = [TopicPartition(self.topic, p) for p in sorted(partitions)]
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        first = self.read_to_end()
+        self._thread = threading.Thread(target=self._run, args=(consumer, tps), name=f"KafkaLog-{self.topic}",
+                                        daemon=True)
+        self._thread.start()
+        first.result(timeout)
+
+    def send(self, key: bytes, value: bytes | None) -> Future[None]:
+        """Produce one record; the future resolves when Kafka acknowledges it."""
+        if self._producer is None:
+            raise ConnectError(f"KafkaLog for {self.topic} is not started")
+        result: Future[None] = Future()
+        sent = self._producer.send(self.topic, key=key, value=value)
+        sent.add_callback(lambda _meta: result.set_result(None))
+        sent.add_errback(lambda exc: result.set_exception(ConnectError(f"Write to {self.topic} failed: {exc}")))
+        return result
+
+    def flush(self, timeout: float = 30.0) -> None:
+        """Wait until every sent record has been acknowledged."""
+        if self._producer is not None:
+            self._producer.flush(timeout=timeout)
+
+    def read_to_end(self) -> Future[None]:
+        """A future resolved once the reader has consumed everything written before this call."""
+        future: Future[None] = Future()
+        with self._lock:
+            self._requests.append(future)
+        return future
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the reader and close the clients; idempotent."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+        if self._producer is not None:
+            self._producer.close(timeout=timeout)
+            self._producer = None
+
+    def _run(self, consumer: KafkaConsumer, tps: list[TopicPartition]) -> None:
+        pending: list[tuple[Future[None], dict[TopicPartition, int]]] = []
+        try:
+            while not self._stop.is_set():
+                pending.extend(self._take_requests(consumer, tps))
+                batches = consumer.poll(timeout_ms=50 if pending else 200)
+                for records in batches.values():
+                    for rec in records:
+                        self._deliver(rec.key, rec.value, rec.partition, rec.offset)
+                pending = self._resolve(consumer, pending)
+        except Exception as exc:
+            log.exception("Reader of %s failed", self.topic)
+            for future, _ in pending:
+                future.set_exception(ConnectError(f"Reader of {self.topic} failed: {exc}"))
+        finally:
+            consumer.close()
+
+    def _take_requests(self, consumer: KafkaConsumer, tps: list[TopicPartition]) -> list[
+            tuple[Future[None], dict[TopicPartition, int]]]:
+        with self._lock:
+            requests, self._requests = self._requests, []
+        if not requests:
+            return []
+        ends = consumer.end_offsets(tps, timeout_ms=30_000)
+        return [(future, dict(ends)) for future in requests]
+
+    def _resolve(self, consumer: KafkaConsumer, pending: list[tuple[Future[None], dict[TopicPartition, int]]]
+                 ) -> list[tuple[Future[None], dict[TopicPartition, int]]]:
+        if not pending:
+            return pending
+        positions = {tp: consumer.position(tp) for tp in pending[0][1]}
+        remaining = []
+        for future, ends in pending:
+            if all(positions.get(tp, 0) >= end for tp, end in ends.items()):
+                future.set_result(None)
+            else:
+                remaining.append((future, ends))
+        return remaining
+
+    def _deliver(self, key: bytes | None, value: bytes | None, partition: int, offset: int) -> None:
+        try:
+            self._callback(key, value, partition, offset)
+        except Exception:
+            log.exception("Failed to apply record at %s-%s@%s", self.topic, partition, offset)
