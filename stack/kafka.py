@@ -1,0 +1,212 @@
+"""A single-node KRaft Apache Kafka broker run straight from the Maven Central jars (no distribution tarball)."""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import fcntl
+import os
+import shutil
+import subprocess
+import tempfile
+import uuid
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from stack import procs
+from stack.procs import CACHE_DIR, StackError
+from stack.service import Service
+
+POM = Path(__file__).resolve().parent / "pom.xml"
+MAVEN_TIMEOUT = 1800.0
+FORMAT_TIMEOUT = 120.0
+JVM_OPTS = ["-Xms128m", "-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.awt.headless=true"]
+
+
+def kafka_version() -> str:
+    """The Kafka version pinned in stack/pom.xml."""
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    node = ET.parse(POM).getroot().find("m:properties/m:kafka.version", ns)
+    if node is None or not (node.text or "").strip():
+        raise StackError(f"{POM} has no <kafka.version> property")
+    return (node.text or "").strip()
+
+
+def libs_dir() -> Path:
+    return CACHE_DIR / f"kafka-{kafka_version()}" / "libs"
+
+
+def ensure_libs() -> Path:
+    """Download the broker jars with Maven on first use (atomically: temp dir + rename); return the libs dir."""
+    libs = libs_dir()
+    if _libs_complete(libs):
+        return libs
+    libs.parent.mkdir(parents=True, exist_ok=True)
+    with (libs.parent / ".download.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be downloading right now; Maven itself is bounded
+        if _libs_complete(libs):
+            return libs
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise StackError("Maven (mvn) is not on PATH; it is needed once to fetch the Kafka broker jars")
+        tmp = Path(tempfile.mkdtemp(prefix=".libs-", dir=libs.parent))
+        cmd = [
+            mvn, "-q", "-B", "-f", str(POM), "dependency:copy-dependencies",
+            "-DincludeScope=runtime", f"-DoutputDirectory={tmp}",
+        ]  # fmt: skip
+        print(f"stack: fetching Kafka {kafka_version()} broker jars with Maven into {libs} ...", flush=True)
+        try:
+            result = subprocess.run(
+                cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=MAVEN_TIMEOUT, check=False
+            )
+            if result.returncode != 0:
+                raise StackError(
+                    f"Maven failed to fetch the Kafka jars (exit {result.returncode}): {' '.join(cmd)}\n"
+                    f"{(result.stdout + result.stderr)[-4000:]}"
+                )
+            if not _libs_complete(tmp):
+                raise StackError(f"Maven finished but {tmp} lacks the kafka_2.13 jar")
+            if libs.exists():
+                shutil.rmtree(libs)
+            os.rename(tmp, libs)
+        except subprocess.TimeoutExpired as exc:
+            raise StackError(f"Maven did not finish within {MAVEN_TIMEOUT:.0f} s: {' '.join(cmd)}") from exc
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return libs
+
+
+def _libs_complete(libs: Path) -> bool:
+    version = kafka_version()
+    return (libs / f"kafka_2.13-{version}.jar").is_file() and (libs / f"kafka-clients-{version}.jar").is_file()
+
+
+def _java() -> str:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").is_file():
+        return str(Path(java_home) / "bin" / "java")
+    java = shutil.which("java")
+    if java is None:
+        raise StackError("java is not on PATH (Java 17+ is needed for the Kafka broker)")
+    return java
+
+
+def _cluster_id() -> str:
+    """A random Kafka cluster id: 22 chars of URL-safe base64 of a UUID (never starting with '-', like Kafka)."""
+    for _ in range(100):
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
+    raise StackError("could not generate a Kafka cluster id")
+
+
+class KafkaBroker(Service):
+    """Kafka 4.x in combined broker+controller KRaft mode, listening on 127.0.0.1 only."""
+
+    name = "kafka"
+
+    def __init__(self, state_dir: Path, port: int = 9092, controller_port: int | None = None) -> None:
+        super().__init__(state_dir, port)
+        if controller_port is None:
+            controller_port = self._pick_controller_port()
+        self.controller_port = controller_port
+
+    def _pick_controller_port(self) -> int:
+        recorded = procs.read_state(self.state_dir).get(self.name, {}).get("controller_port")
+        if isinstance(recorded, int) and recorded != self.port and (self.is_running() or procs.port_is_free(recorded)):
+            return recorded  # keep the quorum address stable across restarts of the same data
+        return next(p for p in procs.free_ports(2) if p != self.port)
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def bootstrap(self) -> str:
+        return self.address
+
+    @property
+    def config_path(self) -> Path:
+        return self.state_dir / "kafka" / "server.properties"
+
+    @property
+    def data_dir(self) -> Path:
+        return self.state_dir / "kafka" / "data"
+
+    def state(self) -> dict[str, Any]:
+        return {"port": self.port, "controller_port": self.controller_port}
+
+    def server_properties(self) -> str:
+        props = {
+            "process.roles": "broker,controller",
+            "node.id": "1",
+            "controller.quorum.voters": f"1@127.0.0.1:{self.controller_port}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+            "controller.listener.names": "CONTROLLER",
+            "inter.broker.listener.name": "PLAINTEXT",
+            "log.dirs": str(self.data_dir),
+            "offsets.topic.replication.factor": "1",
+            "offsets.topic.num.partitions": "1",
+            "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
+            "share.coordinator.state.topic.replication.factor": "1",
+            "share.coordinator.state.topic.min.isr": "1",
+            "group.initial.rebalance.delay.ms": "0",
+            "num.network.threads": "2",
+            "num.io.threads": "2",
+            "auto.create.topics.enable": "true",
+            "num.partitions": "1",
+        }
+        return "".join(f"{k}={v}\n" for k, v in props.items())
+
+    def command(self) -> list[str]:
+        return [_java(), *JVM_OPTS, "-cp", f"{libs_dir()}/*", "kafka.Kafka", str(self.config_path)]
+
+    def prepare(self) -> None:
+        libs = ensure_libs()
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        procs.write_atomic(self.config_path, self.server_properties())
+        if (self.data_dir / "meta.properties").is_file():
+            return  # formatted before; keep the data
+        cmd = [
+            _java(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", f"{libs}/*", "kafka.tools.StorageTool",
+            "format", "-t", _cluster_id(), "-c", str(self.config_path),
+        ]  # fmt: skip
+        try:
+            result = subprocess.run(
+                cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=FORMAT_TIMEOUT, check=False
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise StackError(f"Kafka storage format did not finish within {FORMAT_TIMEOUT:.0f} s") from exc
+        self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        with self.log_path.open("a", encoding="utf-8") as log:
+            log.write(f"\n===== storage format: {' '.join(cmd)}\n{result.stdout}{result.stderr}")
+        if result.returncode != 0:
+            raise StackError(
+                f"Kafka storage format failed (exit {result.returncode}); see {self.log_path}:\n"
+                f"{(result.stdout + result.stderr)[-4000:]}"
+            )
+
+    def is_ready(self) -> bool:
+        from kafka import KafkaAdminClient
+
+        admin = None
+        try:
+            admin = KafkaAdminClient(
+                bootstrap_servers=self.bootstrap,
+                client_id="stack-probe",
+                request_timeout_ms=5000,
+                bootstrap_timeout_ms=2000,
+                reconnect_backoff_max_ms=500,
+            )
+            cluster = admin.describe_cluster()
+            return bool(cluster.get("brokers"))
+        except Exception:  # noqa: BLE001 - any failure of the probe just means "not ready yet"
+            return False
+        finally:
+            if admin is not None:
+                with contextlib.suppress(Exception):
+                    admin.close()
