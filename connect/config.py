@@ -1,0 +1,141 @@
+"""Worker configuration (Connect's ``WorkerConfig``, ``DistributedConfig``, ``StandaloneConfig``) and the
+common connector keys (``ConnectorConfig``).
+
+Worker settings are parsed once, at start, into :class:`WorkerConfig`; the raw map is kept for the
+prefixed pass-through keys (``producer.*``, ``key.converter.*`` ...).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from connect.api.config import ConfigDef, ConfigKey, ConfigType
+from connect.api.errors import ConfigError
+
+JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
+SIMPLE_HEADER_CONVERTER = "org.apache.kafka.connect.storage.SimpleHeaderConverter"
+
+
+class WorkerConfig(BaseModel):
+    """The worker's own settings, with the dotted Connect keys as aliases."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="ignore", frozen=True)
+
+    bootstrap_servers: str = Field("localhost:9092", alias="bootstrap.servers")
+    group_id: str | None = Field(None, alias="group.id")
+    config_storage_topic: str | None = Field(None, alias="config.storage.topic")
+    offset_storage_topic: str | None = Field(None, alias="offset.storage.topic")
+    status_storage_topic: str | None = Field(None, alias="status.storage.topic")
+    config_storage_replication_factor: int = Field(3, alias="config.storage.replication.factor")
+    offset_storage_replication_factor: int = Field(3, alias="offset.storage.replication.factor")
+    status_storage_replication_factor: int = Field(3, alias="status.storage.replication.factor")
+    offset_storage_partitions: int = Field(25, alias="offset.storage.partitions")
+    status_storage_partitions: int = Field(5, alias="status.storage.partitions")
+    offset_storage_file_filename: str | None = Field(None, alias="offset.storage.file.filename")
+    key_converter: str = Field(JSON_CONVERTER, alias="key.converter")
+    value_converter: str = Field(JSON_CONVERTER, alias="value.converter")
+    header_converter: str = Field(SIMPLE_HEADER_CONVERTER, alias="header.converter")
+    offset_flush_interval_ms: int = Field(60_000, alias="offset.flush.interval.ms")
+    offset_flush_timeout_ms: int = Field(5_000, alias="offset.flush.timeout.ms")
+    task_shutdown_graceful_timeout_ms: int = Field(5_000, alias="task.shutdown.graceful.timeout.ms")
+    listeners: str = Field("http://:8083", alias="listeners")
+    rest_advertised_host_name: str | None = Field(None, alias="rest.advertised.host.name")
+    rest_advertised_port: int | None = Field(None, alias="rest.advertised.port")
+
+    @classmethod
+    def parse(cls, props: Mapping[str, str], *, distributed: bool) -> tuple[WorkerConfig, dict[str, str]]:
+        """Validate worker properties; errors name the key and the reason."""
+        try:
+            config = cls.model_validate(dict(props))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            key = str(err["loc"][0]) if err["loc"] else "?"
+            raise ConfigError(key, props.get(key), str(err["msg"])) from exc
+        required = ("group.id", "config.storage.topic", "offset.storage.topic", "status.storage.topic") \
+            if distributed else ("offset.storage.file.filename",)
+        for key in required:
+            if not props.get(key):
+                raise ConfigError(key, None, f'Missing required configuration "{key}" which has no default value.')
+        return config, dict(props)
+
+    def listener(self) -> tuple[str, int]:
+        """The host and port to serve the REST API on (first listener)."""
+        first = self.listeners.split(",")[0].strip()
+        parsed = urlparse(first)
+        return parsed.hostname or "0.0.0.0", parsed.port or 8083
+
+    def worker_id(self) -> str:
+        """``host:port`` of the advertised REST URL, as Connect reports it in statuses."""
+        host, port = self.listener()
+        if self.rest_advertised_host_name:
+            host = self.rest_advertised_host_name
+        elif host in ("0.0.0.0", ""):
+            import socket
+
+            host = socket.gethostname()
+        return f"{host}:{self.rest_advertised_port or port}"
+
+
+def prefixed(props: Mapping[str, str], prefix: str) -> dict[str, str]:
+    """The keys starting with ``prefix``, with the prefix removed."""
+    return {k[len(prefix):]: v for k, v in props.items() if k.startswith(prefix)}
+
+
+def _non_empty_name(name: str, value: str) -> str | None:
+    if not value.strip():
+        return f"Invalid value {value} for configuration {name}: String may not be empty"
+    controls = [str(ord(c)) for c in value if ord(c) < 32 or 127 <= ord(c) < 160]
+    if controls:
+        return (f"Invalid value {value} for configuration {name}: String may not contain control sequences "
+                f"but had the following ASCII chars: {', '.join(controls)}")
+    return None
+
+
+def _at_least_one(name: str, value: str) -> str | None:
+    try:
+        ok = int(value) >= 1
+    except ValueError:
+        return None
+    return None if ok else f"Invalid value {value} for configuration {name}: Value must be at least 1"
+
+
+CONNECTOR_CONFIG_DEF = ConfigDef((
+    ConfigKey("name", ConfigType.STRING, required=True, importance="HIGH", group="Common", order=1,
+              width="MEDIUM", display_name="Connector name",
+              documentation="Globally unique name to use for this connector.", validators=(_non_empty_name,)),
+    ConfigKey("connector.class", ConfigType.STRING, required=True, importance="HIGH", group="Common", order=2,
+              width="LONG", display_name="Connector class",
+              documentation="Name or alias of the class for this connector."),
+    ConfigKey("tasks.max", ConfigType.INT, default="1", importance="HIGH", group="Common", order=3,
+              width="SHORT", display_name="Tasks max",
+              documentation="Maximum number of tasks to use for this connector.", validators=(_at_least_one,)),
+    ConfigKey("key.converter", ConfigType.CLASS, importance="LOW", group="Common", order=5, width="SHORT",
+              display_name="Key converter class",
+              documentation="Converter class used to convert between Kafka Connect format and the serialized "
+                            "form that is written to Kafka."),
+    ConfigKey("value.converter", ConfigType.CLASS, importance="LOW", group="Common", order=6, width="SHORT",
+              display_name="Value converter class",
+              documentation="Converter class used to convert between Kafka Connect format and the serialized "
+                            "form that is written to Kafka."),
+    ConfigKey("header.converter", ConfigType.CLASS, importance="LOW", group="Common", order=7, width="SHORT",
+              display_name="Header converter class",
+              documentation="HeaderConverter class used to convert between Kafka Connect format and the "
+                            "serialized form that is written to Kafka."),
+))
+
+
+def string_values(config: Mapping[str, Any]) -> dict[str, str]:
+    """Config values as Connect stores them: JSON scalars stringified the Java way."""
+    out: dict[str, str] = {}
+    for key, value in config.items():
+        if isinstance(value, bool):
+            out[key] = "true" if value else "false"
+        elif value is None or isinstance(value, str):
+            out[key] = value  # type: ignore[assignment]
+        else:
+            out[key] = str(value)
+    return out

@@ -1,0 +1,111 @@
+"""At-least-once offset tracking for source tasks (Connect's ``SubmittedRecords``,
+``OffsetStorageWriter`` and ``OffsetStorageReaderImpl``).
+
+An offset becomes committable only when its record and every earlier record of the same source
+partition have been acknowledged by Kafka.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+from connect.storage import codec
+from connect.storage.base import OffsetStore
+
+
+class SubmittedRecord:
+    """One record in flight: its offset-store key and value, and whether Kafka acknowledged it."""
+
+    __slots__ = ("acked", "key", "offset")
+
+    def __init__(self, key: bytes, offset: Mapping[str, Any]) -> None:
+        self.key = key
+        self.offset = offset
+        self.acked = False
+
+    def ack(self) -> None:
+        """Mark acknowledged (called from the producer's I/O thread)."""
+        self.acked = True
+
+
+class SubmittedRecords:
+    """Records in flight, in submission order per source partition."""
+
+    def __init__(self, connector: str) -> None:
+        self.connector = connector
+        self._lock = threading.Lock()
+        self._queues: dict[bytes, deque[SubmittedRecord]] = {}
+        self._key_cache: dict[bytes, bytes] = {}
+
+    def submit(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> SubmittedRecord:
+        """Track a record about to be sent."""
+        partition_bytes = codec.dumps(partition)
+        key = self._key_cache.get(partition_bytes)
+        if key is None:
+            key = codec.offset_key(self.connector, dict(partition))
+            self._key_cache[partition_bytes] = key
+        record = SubmittedRecord(key, offset)
+        with self._lock:
+            self._queues.setdefault(key, deque()).append(record)
+        return record
+
+    def remove(self, record: SubmittedRecord) -> None:
+        """Forget a record whose send failed synchronously (it will be submitted again)."""
+        with self._lock:
+            queue = self._queues.get(record.key)
+            if queue and queue[-1] is record:
+                queue.pop()
+
+    def committable(self) -> dict[bytes, Mapping[str, Any]]:
+        """Remove the acknowledged prefix of each partition; return each partition's latest offset."""
+        result: dict[bytes, Mapping[str, Any]] = {}
+        with self._lock:
+            for key, queue in self._queues.items():
+                while queue and queue[0].acked:
+                    result[key] = queue.popleft().offset
+        return result
+
+    def in_flight(self) -> int:
+        """How many records are not yet acknowledged or not yet collected."""
+        with self._lock:
+            return sum(len(q) for q in self._queues.values())
+
+
+class OffsetWriter:
+    """Stages committable offsets and flushes them; a failed flush keeps them for the next round."""
+
+    def __init__(self, store: OffsetStore) -> None:
+        self._store = store
+        self._staged: dict[bytes, Mapping[str, Any]] = {}
+
+    def stage(self, offsets: Mapping[bytes, Mapping[str, Any]]) -> None:
+        """Add offsets (newer ones replace older ones of the same partition)."""
+        self._staged.update(offsets)
+
+    def flush(self, timeout: float) -> bool:
+        """Write staged offsets; True when there was something to write and it was written."""
+        if not self._staged:
+            return False
+        batch = {k: codec.dumps(dict(v)) for k, v in self._staged.items()}
+        self._store.set(batch).result(timeout)
+        for key in batch:
+            self._staged.pop(key, None)
+        return True
+
+
+class OffsetReader:
+    """Reads a connector's committed offsets (``OffsetStorageReader``)."""
+
+    def __init__(self, connector: str, store: OffsetStore) -> None:
+        self._connector = connector
+        self._store = store
+
+    def offset(self, partition: Mapping[str, Any]) -> dict[str, Any] | None:
+        """The committed offset of ``partition``, or None."""
+        key = codec.offset_key(self._connector, dict(partition))
+        value = self._store.get([key]).get(key)
+        parsed = codec.loads(value)
+        return parsed if isinstance(parsed, dict) else None

@@ -1,0 +1,93 @@
+"""Plugin discovery and aliases (Connect's ``Plugins`` without class-loader isolation: one Python
+process has one ``sys.modules``).
+
+A plugin is named by its Java class name (so Debezium and Kafka configs work unchanged), by our
+dotted Python path, by its simple class name, or by its simple name with the type suffix pruned.
+Plugin modules are imported lazily, on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+from connect.api.errors import ConnectError
+
+VERSION = "4.3.1"
+
+
+@dataclass(frozen=True, slots=True)
+class PluginDesc:
+    """One installed plugin: its canonical class name, our implementation path and its type."""
+
+    class_name: str
+    python_path: str
+    type: str
+    version: str = VERSION
+
+
+CONNECTORS = (
+    PluginDesc("io.debezium.connector.mongodb.MongoDbConnector", "connectors.mongodb.connector.MongoDbConnector",
+               "source", "3.6.1.Final"),
+    PluginDesc("org.apache.kafka.connect.file.FileStreamSourceConnector",
+               "connectors.file.FileStreamSourceConnector", "source"),
+)
+CONVERTERS = (
+    PluginDesc("org.apache.kafka.connect.json.JsonConverter", "converters.json.JsonConverter", "converter"),
+    PluginDesc("org.apache.kafka.connect.storage.StringConverter", "converters.string.StringConverter",
+               "converter"),
+    PluginDesc("org.apache.kafka.connect.converters.ByteArrayConverter",
+               "converters.bytearray.ByteArrayConverter", "converter"),
+)
+HEADER_CONVERTERS = (
+    PluginDesc("org.apache.kafka.connect.storage.SimpleHeaderConverter", "converters.header.SimpleHeaderConverter",
+               "header_converter"),
+    PluginDesc("org.apache.kafka.connect.json.JsonConverter", "converters.json.JsonConverter", "header_converter"),
+    PluginDesc("org.apache.kafka.connect.storage.StringConverter", "converters.string.StringConverter",
+               "header_converter"),
+)
+_SUFFIXES = {"source": "Connector", "converter": "Converter", "header_converter": "Converter"}
+
+
+def _aliases(desc: PluginDesc) -> set[str]:
+    simple = desc.class_name.rsplit(".", 1)[-1]
+    names = {desc.class_name, desc.python_path, simple, desc.python_path.rsplit(".", 1)[-1]}
+    suffix = _SUFFIXES.get(desc.type, "")
+    if suffix and simple.endswith(suffix) and simple != suffix:
+        names.add(simple[: -len(suffix)])
+    return names
+
+
+def find(kind: tuple[PluginDesc, ...], name: str) -> PluginDesc | None:
+    """The plugin of ``kind`` that ``name`` designates, or None."""
+    name = name.strip()
+    for desc in kind:
+        if name in _aliases(desc):
+            return desc
+    return None
+
+
+def load(desc: PluginDesc) -> Any:
+    """Import and return the plugin's class."""
+    module_name, _, attr = desc.python_path.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as exc:
+        raise ConnectError(f"Cannot load plugin {desc.class_name} from {desc.python_path}: {exc}") from exc
+
+
+def connector_not_found(name: str) -> str:
+    """Connect's message for an unknown ``connector.class``."""
+    available = ", ".join(d.class_name for d in CONNECTORS)
+    return (f"Failed to find any class that implements Connector and which name matches {name}, "
+            f"available connectors are: {available}")
+
+
+def new_converter(name: str, *, header: bool = False) -> Any:
+    """A new, unconfigured converter instance."""
+    desc = find(HEADER_CONVERTERS if header else CONVERTERS, name)
+    if desc is None:
+        kind = "HeaderConverter" if header else "Converter"
+        raise ConnectError(f"Failed to find any class that implements {kind} and which name matches {name}")
+    return load(desc)()

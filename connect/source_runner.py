@@ -1,0 +1,224 @@
+"""The source-task loop (Connect's ``WorkerSourceTask``): poll, convert, send, acknowledge and commit
+offsets, on one thread per task."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from connect.api.converter import Converter, HeaderConverter
+from connect.api.errors import ConnectError, RetriableError
+from connect.api.records import SourceRecord
+from connect.api.task import OffsetStorageReader, SourceTask
+from connect.clients import KafkaError, KafkaProducer
+from connect.offsets import OffsetReader, OffsetWriter, SubmittedRecord, SubmittedRecords
+from connect.storage.base import OffsetStore
+from connect.storage.config_state import ConnectorTaskId
+
+log = logging.getLogger(__name__)
+
+Transform = Callable[[SourceRecord], SourceRecord | None]
+RETRY_BACKOFF_S = 0.1
+
+
+class TaskStatusListener:
+    """Receives a task's state changes (implemented by the worker)."""
+
+    def on_startup(self, task_id: ConnectorTaskId) -> None:
+        """The task started."""
+
+    def on_failure(self, task_id: ConnectorTaskId, trace: str) -> None:
+        """The task failed; ``trace`` is the formatted exception."""
+
+    def on_shutdown(self, task_id: ConnectorTaskId) -> None:
+        """The task stopped."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Context:
+    connector_name: str
+    task_id: int
+    offset_storage_reader: OffsetStorageReader
+
+
+@dataclass(frozen=True)
+class Converters:
+    """The key, value and header converters of one task."""
+
+    key: Converter
+    value: Converter
+    header: HeaderConverter
+
+
+class WorkerSourceTask:
+    """Runs one :class:`SourceTask` until stopped; at-least-once delivery of its records."""
+
+    def __init__(self, task_id: ConnectorTaskId, task: SourceTask, props: Mapping[str, str],
+                 converters: Converters, producer: KafkaProducer, offset_store: OffsetStore,
+                 listener: TaskStatusListener, *, flush_interval_ms: int, flush_timeout_ms: int,
+                 transforms: Sequence[Transform] = ()) -> None:
+        self.id = task_id
+        self._task = task
+        self._props = dict(props)
+        self._conv = converters
+        self._producer = producer
+        self._listener = listener
+        self._submitted = SubmittedRecords(task_id.connector)
+        self._writer = OffsetWriter(offset_store)
+        self._reader = OffsetReader(task_id.connector, offset_store)
+        self._transforms = tuple(transforms)
+        self._flush_interval = flush_interval_ms / 1000
+        self._flush_timeout = flush_timeout_ms / 1000
+        self._stop = threading.Event()
+        self._done = threading.Event()
+        self._send_error: Exception | None = None
+        self._cancelled = False
+        self._thread = threading.Thread(target=self.run, name=f"task-{task_id}", daemon=True)
+
+    def start(self) -> None:
+        """Start the task thread."""
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Ask the task to stop; never blocks."""
+        self._stop.set()
+        try:
+            self._task.stop()
+        except Exception:
+            log.exception("%s Task threw an exception while being stopped", self.id)
+
+    def await_stop(self, timeout: float) -> bool:
+        """Wait for the task thread to end; True when it did."""
+        return self._done.wait(timeout)
+
+    def cancel(self) -> None:
+        """Abandon a task that did not stop in time: it will not report its status any more."""
+        self._cancelled = True
+        log.error("%s Task did not stop in time and was abandoned", self.id)
+
+    @property
+    def running(self) -> bool:
+        """True while the task thread is alive."""
+        return not self._done.is_set()
+
+    def run(self) -> None:
+        """Thread body: start, loop, final commit, stop."""
+        try:
+            self._task.initialize(_Context(self.id.connector, self.id.task, self._reader))
+            self._task.start(self._props)
+            log.info("%s Source task finished initialization and start", self.id)
+            self._report(self._listener.on_startup)
+            self._loop()
+        except Exception as exc:
+            log.error("%s Task threw an uncaught and unrecoverable exception", self.id, exc_info=exc)
+            trace = "".join(traceback.format_exception(exc))
+            self._report(lambda tid: self._listener.on_failure(tid, trace))
+        else:
+            self._report(self._listener.on_shutdown)
+        finally:
+            self._finish()
+
+    def _report(self, call: Callable[[ConnectorTaskId], None]) -> None:
+        if not self._cancelled:
+            call(self.id)
+
+    def _finish(self) -> None:
+        try:
+            self._task.stop()
+        except Exception:
+            log.exception("%s Task threw an exception while being stopped", self.id)
+        try:
+            self._producer.flush(timeout=self._flush_timeout)
+            self._commit_offsets()
+        except Exception:
+            log.exception("%s Final offset commit failed", self.id)
+        finally:
+            self._producer.close(timeout=self._flush_timeout)
+            self._done.set()
+
+    def _loop(self) -> None:
+        pending: list[SourceRecord] = []
+        next_flush = time.monotonic() + self._flush_interval
+        while not self._stop.is_set():
+            if self._send_error is not None:
+                raise ConnectError(f"Unrecoverable exception from producer send callback: {self._send_error}") \
+                    from self._send_error
+            if not pending:
+                pending = self._poll()
+            if pending:
+                pending = self._send(pending)
+                if pending:
+                    self._stop.wait(RETRY_BACKOFF_S)
+            if time.monotonic() >= next_flush:
+                self._commit_offsets()
+                next_flush = time.monotonic() + self._flush_interval
+
+    def _poll(self) -> list[SourceRecord]:
+        try:
+            return self._task.poll() or []
+        except RetriableError as exc:
+            log.warning("%s Retriable exception from poll: %s", self.id, exc)
+            self._stop.wait(RETRY_BACKOFF_S)
+            return []
+
+    def _send(self, records: list[SourceRecord]) -> list[SourceRecord]:
+        """Send records in order; return the ones not sent because of a retriable error."""
+        for index, original in enumerate(records):
+            record = self._transform(original)
+            if record is None:
+                self._task.commit_record(original)
+                continue
+            key, value, headers = self._convert(record)
+            submitted = self._submitted.submit(record.source_partition, record.source_offset)
+            try:
+                future = self._producer.send(record.topic, value=value, key=key, headers=headers,
+                                             partition=record.kafka_partition, timestamp_ms=record.timestamp)
+            except KafkaError as exc:
+                if getattr(exc, "retriable", False):
+                    log.warning("%s Failed to send record, will retry: %s", self.id, exc)
+                    self._submitted.remove(submitted)
+                    return records[index:]
+                raise ConnectError(f"Failed to send record to {record.topic}: {exc}") from exc
+            future.add_callback(self._on_ack, submitted, original)
+            future.add_errback(self._on_error, record.topic)
+        return []
+
+    def _transform(self, record: SourceRecord) -> SourceRecord | None:
+        current: SourceRecord | None = record
+        for transform in self._transforms:
+            if current is None:
+                return None
+            current = transform(current)
+        return current
+
+    def _convert(self, record: SourceRecord) -> tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]:
+        topic = record.topic
+        key = self._conv.key.from_connect_data(topic, record.key_schema, record.key, record.headers)
+        value = self._conv.value.from_connect_data(topic, record.value_schema, record.value, record.headers)
+        headers = [(h.key, self._conv.header.from_connect_header(topic, h.key, h.schema, h.value) or b"")
+                   for h in record.headers]
+        return key, value, headers
+
+    def _on_ack(self, submitted: SubmittedRecord, record: SourceRecord, _metadata: Any) -> None:
+        submitted.ack()
+        try:
+            self._task.commit_record(record)
+        except Exception:
+            log.exception("%s commit_record failed", self.id)
+
+    def _on_error(self, topic: str, exc: Exception) -> None:
+        log.error("%s Failed to send a record to %s: %s", self.id, topic, exc)
+        self._send_error = exc
+
+    def _commit_offsets(self) -> None:
+        self._writer.stage(self._submitted.committable())
+        try:
+            if self._writer.flush(self._flush_timeout):
+                self._task.commit()
+        except Exception as exc:  # noqa: BLE001 - any flush failure is retried next interval
+            log.error("%s Failed to flush offsets, will retry: %s", self.id, exc)
