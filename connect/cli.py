@@ -1,0 +1,127 @@
+"""Command lines mirroring Kafka's scripts:
+
+``connect-distributed worker.properties`` and
+``connect-standalone worker.properties connector1.properties|.json ...``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+import uvicorn
+
+from connect.api.errors import ConnectError
+from connect.config import string_values
+from connect.herder import Herder
+from connect.properties import load_properties
+from connect.runtime import Runtime, distributed, lifespan, standalone
+
+log = logging.getLogger(__name__)
+LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s) [%(threadName)s]"
+
+
+def _setup_logging() -> None:
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stdout)
+    logging.getLogger("kafka").setLevel(logging.WARNING)
+    logging.getLogger("pymongo").setLevel(logging.WARNING)
+
+
+def read_connector_file(path: str) -> tuple[dict[str, str], str | None]:
+    """A connector file, tried as Connect does: a JSON object of strings, a POST body, then properties."""
+    text = Path(path).read_text(encoding="utf-8")
+    try:
+        data: Any = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        props = load_properties(path)
+        initial = None
+    else:
+        if not isinstance(data, dict):
+            raise ConnectError(f"{path}: a JSON connector file must hold an object")
+        if isinstance(data.get("config"), dict):
+            props = string_values(data["config"])
+            name = data.get("name")
+            if name is not None and props.setdefault("name", str(name)) != str(name):
+                raise ConnectError(f"{path}: config.name does not match name")
+            initial = data.get("initial_state")
+        else:
+            props, initial = string_values(data), None
+    if not props.get("name"):
+        raise ConnectError(f"{path}: connector configuration has no 'name'")
+    return props, initial
+
+
+def serve(runtime: Runtime, on_started: Any = None) -> None:
+    """Serve the REST API until SIGTERM/SIGINT, then stop gracefully."""
+    from rest.app import create_app
+
+    host, port = runtime.config.listener()
+    herder_proxy: Any = _LazyHerder(runtime)
+    app = create_app(herder_proxy)
+    app.router.lifespan_context = lifespan(runtime, on_started)
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=10)
+
+
+class _LazyHerder:
+    """The herder exists only once the lifespan started the runtime; REST handlers reach it through this."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self._runtime = runtime
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._runtime.herder, name)
+
+
+def distributed_main(argv: list[str] | None = None) -> int:
+    """``connect-distributed worker.properties``."""
+    parser = argparse.ArgumentParser(prog="connect-distributed")
+    parser.add_argument("worker_properties")
+    args = parser.parse_args(argv)
+    _setup_logging()
+    try:
+        runtime = distributed(load_properties(args.worker_properties))
+    except (ConnectError, OSError) as exc:
+        log.error("Stopping due to error: %s", exc)
+        return 1
+    serve(runtime)
+    return 0
+
+
+def standalone_main(argv: list[str] | None = None) -> int:
+    """``connect-standalone worker.properties [connector.properties|.json ...]``."""
+    parser = argparse.ArgumentParser(prog="connect-standalone")
+    parser.add_argument("worker_properties")
+    parser.add_argument("connector_files", nargs="*")
+    args = parser.parse_args(argv)
+    _setup_logging()
+    try:
+        connectors = [read_connector_file(path) for path in args.connector_files]
+        runtime = standalone(load_properties(args.worker_properties))
+    except (ConnectError, OSError) as exc:
+        log.error("Stopping due to error: %s", exc)
+        return 3
+
+    def create_connectors(herder: Herder) -> None:
+        from connect.storage.config_state import TargetState
+
+        for props, initial in connectors:
+            state = None if initial is None else TargetState.STARTED if initial == "RUNNING" else TargetState(initial)
+            herder.put_connector_config(props["name"], props, allow_replace=True, initial_state=state).result(60)
+            log.info("Created connector %s", props["name"])
+
+    serve(runtime, create_connectors)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m connect distributed|standalone ...``."""
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] not in ("distributed", "standalone"):
+        print("usage: python -m connect {distributed,standalone} worker.properties [connector files...]",
+              file=sys.stderr)
+        return 2
+    return distributed_main(argv[1:]) if argv[0] == "distributed" else standalone_main(argv[1:])

@@ -1,0 +1,287 @@
+"""The herder: the control plane behind the REST API (Connect's ``DistributedHerder`` and
+``StandaloneHerder``).
+
+One thread owns the cluster state. REST handlers submit commands and wait on futures; config-store
+changes wake the thread, which then reconciles what runs in the :class:`~connect.worker.Worker` with
+the stored configuration. With in-memory stores this is standalone mode; with Kafka stores it is
+distributed mode (a single member for now: it always acts as the leader).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+from connect import plugins
+from connect.api.errors import AlreadyExistsError, ConnectError, NotFoundError
+from connect.config import CONNECTOR_CONFIG_DEF
+from connect.entities import ConnectorInfo, ConnectorStateInfo, Created, StateInfo, TaskInfo
+from connect.errors import BadRequestError
+from connect.storage.base import ConfigStore, StatusStore
+from connect.storage.config_state import ConfigState, ConnectorTaskId, TargetState
+from connect.worker import Worker
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+_WAKE = object()
+
+
+def validation_errors(props: Mapping[str, str]) -> list[str]:
+    """Every problem of a connector config, checked without contacting external systems."""
+    desc = plugins.find(plugins.CONNECTORS, props.get("connector.class", ""))
+    assert desc is not None
+    connector = plugins.load(desc)()
+    definition = CONNECTOR_CONFIG_DEF + connector.config()
+    errors = [e for value in definition.validate(props) for e in value.errors]
+    return list(dict.fromkeys(errors))
+
+
+class Herder:
+    """Single-threaded owner of connector configs, target states and task assignment."""
+
+    def __init__(self, worker: Worker, config_store: ConfigStore, status_store: StatusStore, *,
+                 kafka_cluster_id: str | None = None) -> None:
+        self.worker = worker
+        self.config_store = config_store
+        self.status_store = status_store
+        self.kafka_cluster_id = kafka_cluster_id
+        self.ready = threading.Event()
+        self._queue: queue.Queue[Any] = queue.Queue()
+        self._stop = threading.Event()
+        self._snapshot = ConfigState()
+        self._known: set[str] = set()
+        self._failed_connectors: dict[str, dict[str, str]] = {}
+        self._reconfigure: set[str] = set()
+        self._assigned: dict[ConnectorTaskId, dict[str, str]] = {}
+        self._thread = threading.Thread(target=self._run, name="herder", daemon=True)
+
+    # --- lifecycle ------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start the herder thread (stores must already be started)."""
+        self.config_store.set_listener(lambda: self._queue.put(_WAKE))
+        self._thread.start()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop every connector and task, then the thread; idempotent."""
+        if self._stop.is_set():
+            return
+        self._stop.set()
+        self._queue.put(_WAKE)
+        self._thread.join(timeout)
+
+    def _run(self) -> None:
+        self._reconcile()
+        self.ready.set()
+        log.info("Herder started")
+        while not self._stop.is_set():
+            try:
+                items = [self._queue.get(timeout=1.0)]
+            except queue.Empty:
+                items = []
+            while not self._queue.empty():
+                items.append(self._queue.get_nowait())
+            for item in items:
+                if item is not _WAKE:
+                    self._execute(*item)
+            if not self._stop.is_set():
+                self._reconcile()
+        self.worker.stop()
+        log.info("Herder stopped")
+
+    def _execute(self, fn: Callable[[], Any], future: Future[Any]) -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(fn())
+        except Exception as exc:  # noqa: BLE001 - handed to the caller through the future
+            future.set_exception(exc)
+
+    def submit(self, fn: Callable[[], T]) -> Future[T]:
+        """Run ``fn`` on the herder thread."""
+        future: Future[T] = Future()
+        self._queue.put((fn, future))
+        return future
+
+    # --- reads (served from the last snapshot, never forwarded) ----------------------------------
+    def connectors(self) -> list[str]:
+        """Names of the existing connectors."""
+        return self._snapshot.connectors()
+
+    def _config(self, name: str) -> dict[str, str]:
+        config = self._snapshot.connector_configs.get(name)
+        if config is None:
+            raise NotFoundError(f"Connector {name} not found")
+        return config
+
+    def connector_info(self, name: str) -> ConnectorInfo:
+        """Config, tasks and type of a connector."""
+        config = self._config(name)
+        return ConnectorInfo(name, dict(config), self._snapshot.tasks(name), self._connector_type(config))
+
+    def connector_config(self, name: str) -> dict[str, str]:
+        """The raw stored config."""
+        return dict(self._config(name))
+
+    def task_infos(self, name: str) -> list[TaskInfo]:
+        """The connector's committed task configs."""
+        self._config(name)
+        snap = self._snapshot
+        return [TaskInfo(tid, dict(snap.task_configs[tid])) for tid in snap.tasks(name)]
+
+    def connector_status(self, name: str) -> ConnectorStateInfo:
+        """Connector and task states from the status store."""
+        status = self.status_store.connector(name)
+        if status is None:
+            raise NotFoundError(f"No status found for connector {name}")
+        tasks = [StateInfo(s.state, s.worker_id, s.trace or None, n)
+                 for n, s in sorted(self.status_store.tasks(name).items())]
+        config = self._snapshot.connector_configs.get(name, {})
+        return ConnectorStateInfo(name, StateInfo(status.state, status.worker_id, status.trace or None), tasks,
+                                  self._connector_type(config))
+
+    def task_status(self, name: str, task: int) -> StateInfo:
+        """One task's state."""
+        status = self.status_store.task(ConnectorTaskId(name, task))
+        if status is None:
+            raise NotFoundError(f"No status found for task {name}-{task}")
+        return StateInfo(status.state, status.worker_id, status.trace or None, task)
+
+    @staticmethod
+    def _connector_type(config: Mapping[str, str]) -> str:
+        desc = plugins.find(plugins.CONNECTORS, config.get("connector.class", ""))
+        return "unknown" if desc is None else desc.type
+
+    # --- writes ---------------------------------------------------------------------------------
+    def put_connector_config(self, name: str, config: Mapping[str, str], *, allow_replace: bool,
+                             initial_state: TargetState | None = None) -> Future[Created]:
+        """Create or update a connector after validating its config."""
+        props = dict(config)
+        self._validate(props)
+        return self.submit(lambda: self._put_config(name, props, allow_replace, initial_state))
+
+    def _put_config(self, name: str, props: dict[str, str], allow_replace: bool,
+                    initial_state: TargetState | None) -> Created:
+        self.config_store.refresh(30)
+        exists = name in self.config_store.snapshot().connector_configs
+        if exists and not allow_replace:
+            raise AlreadyExistsError(f"Connector {name} already exists")
+        self.config_store.put_connector_config(name, props, None if exists else initial_state)
+        self._snapshot = self.config_store.snapshot()
+        self._failed_connectors.pop(name, None)
+        info = ConnectorInfo(name, props, [] if not exists else self._snapshot.tasks(name),
+                             self._connector_type(props))
+        log.info("[%s] Connector config %s", name, "updated" if exists else "created")
+        return Created(not exists, info)
+
+    def delete_connector(self, name: str) -> Future[None]:
+        """Delete a connector (its offsets stay in the offset store, as in Connect)."""
+        def delete() -> None:
+            self.config_store.refresh(30)
+            if name not in self.config_store.snapshot().connector_configs:
+                raise NotFoundError(f"Connector {name} not found")
+            self.config_store.remove_connector_config(name)
+            log.info("[%s] Connector deleted", name)
+        return self.submit(delete)
+
+    def request_task_reconfiguration(self, name: str) -> None:
+        """Called by a connector (any thread): recompute its task configs."""
+        self.submit(lambda: self._reconfigure.add(name))
+
+    def _validate(self, props: Mapping[str, str]) -> None:
+        connector_class = props.get("connector.class")
+        if not connector_class:
+            raise BadRequestError(f"Connector config {_java_map(props)} contains no connector type")
+        if plugins.find(plugins.CONNECTORS, connector_class) is None:
+            raise BadRequestError(plugins.connector_not_found(connector_class))
+        errors = validation_errors(props)
+        if errors:
+            raise BadRequestError(
+                f"Connector configuration is invalid and contains the following {len(errors)} error(s):\n"
+                + "\n".join(errors)
+                + "\nYou can also find the above list of errors at the endpoint "
+                  "`/connector-plugins/{connectorType}/config/validate`"
+            )
+
+    # --- reconciliation (herder thread only) -----------------------------------------------------
+    def _reconcile(self) -> None:
+        snap = self.config_store.snapshot()
+        self._snapshot = snap
+        self._stop_removed_connectors(snap)
+        self._forget_deleted(snap)
+        for name in snap.connectors():
+            self._reconcile_connector(name, snap)
+        for name in sorted(self._reconfigure):
+            self._publish_task_configs(name, snap)
+        self._reconfigure.clear()
+        self._reconcile_tasks(snap)
+
+    def _stop_removed_connectors(self, snap: ConfigState) -> None:
+        for name in list(self.worker.connectors):
+            if name not in snap.connector_configs or snap.target_state(name) is TargetState.STOPPED:
+                self.worker.stop_connector(name, report=False)
+
+    def _forget_deleted(self, snap: ConfigState) -> None:
+        for name in self._known - set(snap.connector_configs):
+            self.status_store.put_connector(name, None)
+            for number in self.status_store.tasks(name):
+                self.status_store.put_task(ConnectorTaskId(name, number), None)
+            self._failed_connectors.pop(name, None)
+        self._known = set(snap.connector_configs)
+
+    def _reconcile_connector(self, name: str, snap: ConfigState) -> None:
+        config = snap.connector_configs[name]
+        if snap.target_state(name) is TargetState.STOPPED:
+            return
+        running = self.worker.connectors.get(name)
+        if running is not None and running[1] == config:
+            return
+        if self._failed_connectors.get(name) == config:
+            return
+        if running is not None:
+            self.worker.stop_connector(name, report=False)
+        if self.worker.start_connector(name, config):
+            self._failed_connectors.pop(name, None)
+            self._reconfigure.add(name)
+        else:
+            self._failed_connectors[name] = config
+
+    def _publish_task_configs(self, name: str, snap: ConfigState) -> None:
+        if name not in self.worker.connectors:
+            return
+        try:
+            configs = self.worker.connector_task_configs(name)
+        except Exception as exc:  # noqa: BLE001 - the connector's failure, reported in its status
+            self.worker.stop_connector(name, report=False)
+            self.worker._connector_failed(name, exc)
+            self._failed_connectors[name] = snap.connector_configs[name]
+            return
+        current = [snap.task_configs.get(t) for t in snap.tasks(name)]
+        if configs != current:
+            log.info("[%s] Writing %s task config(s)", name, len(configs))
+            self.config_store.put_task_configs(name, configs)
+
+    def _reconcile_tasks(self, snap: ConfigState) -> None:
+        desired = {
+            tid: cfg for tid, cfg in snap.task_configs.items()
+            if tid.connector in snap.connector_configs and snap.target_state(tid.connector) is not TargetState.STOPPED
+        }
+        stale = [tid for tid, cfg in self._assigned.items() if desired.get(tid) != cfg]
+        if stale:
+            self.worker.stop_tasks(stale)
+            for tid in stale:
+                del self._assigned[tid]
+        for tid in sorted(desired):
+            if tid not in self._assigned:
+                self.worker.start_task(tid, desired[tid], snap.connector_configs[tid.connector])
+                self._assigned[tid] = desired[tid]
+
+
+def _java_map(props: Mapping[str, str]) -> str:
+    return "{" + ", ".join(f"{k}={v}" for k, v in props.items()) + "}"
+
+
+__all__ = ["ConnectError", "Herder", "validation_errors"]

@@ -1,0 +1,128 @@
+"""Assembles a worker process: stores, worker, herder and REST server (Connect's ``ConnectDistributed``
+and ``ConnectStandalone``)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from connect import clients
+from connect.config import WorkerConfig, prefixed
+from connect.herder import Herder
+from connect.storage.base import ConfigStore, OffsetStore, StatusStore
+from connect.storage.file import FileOffsetStore
+from connect.storage.kafka import KafkaConfigStore, KafkaOffsetStore, KafkaStatusStore, create_internal_topics
+from connect.storage.kafka_log import TopicSpec
+from connect.storage.memory import MemoryConfigStore, MemoryStatusStore
+from connect.worker import Worker
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Runtime:
+    """Everything one worker process runs, started and stopped in the right order."""
+
+    config: WorkerConfig
+    props: dict[str, str]
+    config_store: ConfigStore
+    offset_store: OffsetStore
+    status_store: StatusStore
+    kafka_cluster_id: str | None = None
+    herder: Herder = field(init=False)
+
+    def start(self) -> Herder:
+        """Start stores, then the herder; returns the herder."""
+        self.offset_store.start()
+        self.status_store.start()
+        self.config_store.start()
+        worker = Worker(self.config, self.props, self.offset_store, self.status_store,
+                        generation=lambda: 1 if self.config.group_id else 0,
+                        on_reconfigure=lambda name: self.herder.request_task_reconfiguration(name))
+        self.herder = Herder(worker, self.config_store, self.status_store, kafka_cluster_id=self.kafka_cluster_id)
+        self.herder.start()
+        return self.herder
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop the herder (and with it every task), then the stores; idempotent."""
+        if hasattr(self, "herder"):
+            self.herder.stop(timeout)
+        self.config_store.stop()
+        self.status_store.stop()
+        self.offset_store.stop()
+
+
+def _client_settings(config: WorkerConfig, props: Mapping[str, str]) -> dict[str, Any]:
+    settings: dict[str, Any] = {k: v for k, v in props.items()
+                                if k.startswith(("security.", "sasl.", "ssl.")) or k == "client.dns.lookup"}
+    settings["bootstrap.servers"] = config.bootstrap_servers
+    return settings
+
+
+def kafka_cluster_id(settings: Mapping[str, Any]) -> str | None:
+    """The Kafka cluster id, as ``GET /`` reports it."""
+    admin = clients.admin(settings)
+    try:
+        described = admin.describe_cluster()
+    finally:
+        admin.close()
+    return described.get("cluster_id") if isinstance(described, dict) else None
+
+
+def distributed(props: Mapping[str, str]) -> Runtime:
+    """A distributed-mode runtime: config, offsets and statuses in Kafka topics."""
+    config, raw = WorkerConfig.parse(props, distributed=True)
+    settings = _client_settings(config, raw)
+    assert config.config_storage_topic and config.offset_storage_topic and config.status_storage_topic
+    create_internal_topics({**settings, **prefixed(raw, "admin.")}, [
+        TopicSpec(config.config_storage_topic, 1, config.config_storage_replication_factor,
+                  _topic_settings(raw, "config.storage.")),
+        TopicSpec(config.offset_storage_topic, config.offset_storage_partitions,
+                  config.offset_storage_replication_factor, _topic_settings(raw, "offset.storage.")),
+        TopicSpec(config.status_storage_topic, config.status_storage_partitions,
+                  config.status_storage_replication_factor, _topic_settings(raw, "status.storage.")),
+    ])
+    client_id = f"{config.group_id}-"
+    return Runtime(
+        config, raw,
+        KafkaConfigStore(config.config_storage_topic, {**settings, "client.id": client_id + "configs"}),
+        KafkaOffsetStore(config.offset_storage_topic, {**settings, "client.id": client_id + "offsets"}),
+        KafkaStatusStore(config.status_storage_topic, {**settings, "client.id": client_id + "statuses"}),
+        kafka_cluster_id(settings),
+    )
+
+
+def _topic_settings(props: Mapping[str, str], prefix: str) -> dict[str, str]:
+    skip = {"topic", "partitions", "replication.factor"}
+    return {k: v for k, v in prefixed(props, prefix).items() if k not in skip and not k.startswith("file.")}
+
+
+def standalone(props: Mapping[str, str]) -> Runtime:
+    """A standalone runtime: configs and statuses in memory, offsets in a file."""
+    config, raw = WorkerConfig.parse(props, distributed=False)
+    assert config.offset_storage_file_filename
+    settings = _client_settings(config, raw)
+    return Runtime(config, raw, MemoryConfigStore(), FileOffsetStore(config.offset_storage_file_filename),
+                   MemoryStatusStore(), kafka_cluster_id(settings))
+
+
+def lifespan(runtime: Runtime, on_started: Any = None) -> Any:
+    """A FastAPI lifespan that starts ``runtime`` before serving and stops it after."""
+    @asynccontextmanager
+    async def manage(_app: Any) -> Any:
+        import asyncio
+
+        herder = await asyncio.to_thread(runtime.start)
+        await asyncio.to_thread(herder.ready.wait, 120)
+        if on_started is not None:
+            await asyncio.to_thread(on_started, herder)
+        log.info("Worker %s started", runtime.config.worker_id())
+        try:
+            yield
+        finally:
+            await asyncio.to_thread(runtime.stop)
+            log.info("Worker stopped")
+    return manage

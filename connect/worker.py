@@ -1,0 +1,191 @@
+"""The worker: runs connector instances and source tasks (Connect's ``Worker`` and ``WorkerConnector``).
+
+It owns no cluster state: the herder tells it what to run. Connector status changes and task
+status changes are written to the status store as they happen.
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from connect import clients, plugins
+from connect.api.connector import SourceConnector
+from connect.api.errors import ConnectError
+from connect.api.task import SourceTask
+from connect.config import WorkerConfig, prefixed
+from connect.source_runner import Converters, TaskStatusListener, WorkerSourceTask
+from connect.storage.base import OffsetStore, Status, StatusStore
+from connect.storage.config_state import ConnectorTaskId
+
+log = logging.getLogger(__name__)
+
+
+class _ConnectorContext:
+    def __init__(self, name: str, on_reconfigure: Callable[[str], None], on_error: Callable[[str, Exception],
+                 None]) -> None:
+        self._name = name
+        self._on_reconfigure = on_reconfigure
+        self._on_error = on_error
+
+    def request_task_reconfiguration(self) -> None:
+        self._on_reconfigure(self._name)
+
+    def raise_error(self, error: Exception) -> None:
+        self._on_error(self._name, error)
+
+
+class Worker(TaskStatusListener):
+    """Registry and lifecycle of the connectors and tasks running in this process."""
+
+    def __init__(self, config: WorkerConfig, props: Mapping[str, str], offset_store: OffsetStore,
+                 status_store: StatusStore, *, generation: Callable[[], int] = lambda: 0,
+                 on_reconfigure: Callable[[str], None] = lambda _name: None) -> None:
+        self.config = config
+        self.props = dict(props)
+        self.worker_id = config.worker_id()
+        self.offset_store = offset_store
+        self.status_store = status_store
+        self._generation = generation
+        self._on_reconfigure = on_reconfigure
+        self.connectors: dict[str, tuple[SourceConnector, dict[str, str]]] = {}
+        self.tasks: dict[ConnectorTaskId, WorkerSourceTask] = {}
+
+    # --- status ---------------------------------------------------------------------------------
+    def _status(self, state: str, trace: str | None = None) -> Status:
+        return Status(state, trace, self.worker_id, self._generation())
+
+    def on_startup(self, task_id: ConnectorTaskId) -> None:
+        self.status_store.put_task(task_id, self._status("RUNNING"))
+
+    def on_failure(self, task_id: ConnectorTaskId, trace: str) -> None:
+        self.status_store.put_task(task_id, self._status("FAILED", trace))
+
+    def on_shutdown(self, task_id: ConnectorTaskId) -> None:
+        self.status_store.put_task(task_id, self._status("UNASSIGNED"))
+
+    def _connector_failed(self, name: str, exc: BaseException) -> None:
+        log.error("[%s] Connector failed", name, exc_info=exc)
+        trace = "".join(traceback.format_exception(exc))
+        self.status_store.put_connector(name, self._status("FAILED", trace))
+
+    # --- connectors -----------------------------------------------------------------------------
+    def start_connector(self, name: str, props: Mapping[str, str]) -> bool:
+        """Instantiate and start a connector; False (and status FAILED) when it fails."""
+        try:
+            desc = plugins.find(plugins.CONNECTORS, props.get("connector.class", ""))
+            if desc is None:
+                raise ConnectError(plugins.connector_not_found(props.get("connector.class", "")))
+            connector: SourceConnector = plugins.load(desc)()
+            connector.initialize(_ConnectorContext(name, self._on_reconfigure, self._connector_failed))
+            connector.start(dict(props))
+        except Exception as exc:  # noqa: BLE001 - a connector's failure is its status, not the worker's
+            self._connector_failed(name, exc)
+            return False
+        self.connectors[name] = (connector, dict(props))
+        log.info("[%s] Connector started", name)
+        self.status_store.put_connector(name, self._status("RUNNING"))
+        return True
+
+    def stop_connector(self, name: str, *, report: bool = True) -> None:
+        """Stop a running connector (no-op when it is not running)."""
+        entry = self.connectors.pop(name, None)
+        if entry is None:
+            return
+        try:
+            entry[0].stop()
+        except Exception:
+            log.exception("[%s] Connector threw an exception while stopping", name)
+        log.info("[%s] Connector stopped", name)
+        if report:
+            self.status_store.put_connector(name, self._status("UNASSIGNED"))
+
+    def connector_task_configs(self, name: str) -> list[dict[str, str]]:
+        """Ask the running connector for its task configs, each with ``task.class`` added."""
+        connector, props = self.connectors[name]
+        max_tasks = int(props.get("tasks.max", "1"))
+        configs = connector.task_configs(max_tasks)
+        if len(configs) > max_tasks:
+            raise ConnectError(f"Connector {name} generated {len(configs)} task configs, but tasks.max is "
+                               f"{max_tasks}")
+        task_class = connector.task_class()
+        class_name = f"{task_class.__module__}.{task_class.__qualname__}"
+        return [{**cfg, "task.class": class_name} for cfg in configs]
+
+    # --- tasks ----------------------------------------------------------------------------------
+    def start_task(self, task_id: ConnectorTaskId, task_props: Mapping[str, str],
+                   connector_props: Mapping[str, str]) -> bool:
+        """Build and start a source task; False (and status FAILED) when it cannot be built."""
+        try:
+            runner = self._build_task(task_id, task_props, connector_props)
+        except Exception as exc:
+            log.error("%s Failed to start task", task_id, exc_info=exc)
+            self.on_failure(task_id, "".join(traceback.format_exception(exc)))
+            return False
+        self.tasks[task_id] = runner
+        runner.start()
+        return True
+
+    def _build_task(self, task_id: ConnectorTaskId, task_props: Mapping[str, str],
+                    connector_props: Mapping[str, str]) -> WorkerSourceTask:
+        task: SourceTask = _load_task_class(task_props)()
+        producer = clients.source_task_producer(
+            self.config.bootstrap_servers, f"connector-producer-{task_id}",
+            {**prefixed(self.props, "producer."), **prefixed(connector_props, "producer.override.")},
+        )
+        return WorkerSourceTask(
+            task_id, task, task_props, self._converters(connector_props), producer, self.offset_store, self,
+            flush_interval_ms=self.config.offset_flush_interval_ms,
+            flush_timeout_ms=self.config.offset_flush_timeout_ms,
+        )
+
+    def _converters(self, connector_props: Mapping[str, str]) -> Converters:
+        def build(kind: str, default: str, header: bool = False) -> Any:
+            if kind in connector_props:
+                name, settings = connector_props[kind], prefixed(connector_props, f"{kind}.")
+            else:
+                name, settings = self.props.get(kind, default), prefixed(self.props, f"{kind}.")
+            converter = plugins.new_converter(name, header=header)
+            if header:
+                converter.configure(settings)
+            else:
+                converter.configure(settings, kind == "key.converter")
+            return converter
+
+        return Converters(
+            build("key.converter", self.config.key_converter),
+            build("value.converter", self.config.value_converter),
+            build("header.converter", self.config.header_converter, header=True),
+        )
+
+    def stop_tasks(self, task_ids: list[ConnectorTaskId], timeout: float | None = None) -> None:
+        """Stop tasks, wait for them together up to ``timeout``, abandon the stragglers."""
+        budget = self.config.task_shutdown_graceful_timeout_ms / 1000 if timeout is None else timeout
+        runners = [r for tid in task_ids if (r := self.tasks.pop(tid, None)) is not None]
+        for runner in runners:
+            runner.stop()
+        for runner in runners:
+            if not runner.await_stop(budget):
+                runner.cancel()
+
+    def stop(self, timeout: float | None = None) -> None:
+        """Stop every task and connector; idempotent."""
+        self.stop_tasks(list(self.tasks), timeout)
+        for name in list(self.connectors):
+            self.stop_connector(name)
+
+
+def _load_task_class(task_props: Mapping[str, str]) -> type[SourceTask]:
+    import importlib
+
+    path = task_props.get("task.class", "")
+    module_name, _, attr = path.rpartition(".")
+    try:
+        cls = getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ConnectError(f"Cannot load task class {path}: {exc}") from exc
+    if not (isinstance(cls, type) and issubclass(cls, SourceTask)):
+        raise ConnectError(f"{path} is not a SourceTask")
+    return cls
