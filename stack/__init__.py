@@ -17,7 +17,7 @@ from pathlib import Path
 
 from stack.kafka import KafkaBroker
 from stack.mongo import MongoServer, mongo_uri
-from stack.procs import DEFAULT_STATE_DIR, StackError, free_port, read_state
+from stack.procs import DEFAULT_STATE_DIR, StackError, free_port, free_ports, read_state
 
 __all__ = [
     "DEFAULT_STATE_DIR",
@@ -26,6 +26,7 @@ __all__ = [
     "StackEndpoints",
     "StackError",
     "free_port",
+    "free_ports",
     "services",
     "start",
     "stop",
@@ -59,7 +60,7 @@ def start(
     sdir.mkdir(parents=True, exist_ok=True)
     chosen: list[KafkaBroker | MongoServer] = []
     if kafka:
-        chosen.append(KafkaBroker(sdir, kafka_port))
+        chosen.append(KafkaBroker(sdir, kafka_port, avoid=[mongo_port]))
     if mongo:
         chosen.append(MongoServer(sdir, mongo_port))
     for service in chosen:

@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 import uuid
 import xml.etree.ElementTree as ET
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -106,17 +107,21 @@ class KafkaBroker(Service):
 
     name = "kafka"
 
-    def __init__(self, state_dir: Path, port: int = 9092, controller_port: int | None = None) -> None:
+    def __init__(
+        self, state_dir: Path, port: int = 9092, controller_port: int | None = None, *, avoid: Collection[int] = ()
+    ) -> None:
+        """``controller_port`` None: the one recorded in the state dir if still usable, else a free port not in
+        ``avoid`` (ports other services are about to bind)."""
         super().__init__(state_dir, port)
         if controller_port is None:
-            controller_port = self._pick_controller_port()
+            controller_port = self._pick_controller_port({port, *avoid})
         self.controller_port = controller_port
 
-    def _pick_controller_port(self) -> int:
+    def _pick_controller_port(self, taken: set[int]) -> int:
         recorded = procs.read_state(self.state_dir).get(self.name, {}).get("controller_port")
-        if isinstance(recorded, int) and recorded != self.port and (self.is_running() or procs.port_is_free(recorded)):
+        if isinstance(recorded, int) and recorded not in taken and (self.is_running() or procs.port_is_free(recorded)):
             return recorded  # keep the quorum address stable across restarts of the same data
-        return next(p for p in procs.free_ports(2) if p != self.port)
+        return next(p for p in procs.free_ports(len(taken) + 1) if p not in taken)
 
     @property
     def address(self) -> str:
