@@ -1,0 +1,1 @@
+"""Debezium-compatible MongoDB source connector."""

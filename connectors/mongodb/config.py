@@ -1,0 +1,218 @@
+"""The MongoDB connector's configuration keys (Debezium's ``MongoDbConnectorConfig``), their validation
+and the parsed, typed form the task uses."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from connect.api.config import ConfigDef, ConfigKey, ConfigType, parse_bool, parse_list
+from connect.api.errors import ConfigError
+
+
+class CaptureMode(StrEnum):
+    """``capture.mode``."""
+
+    CHANGE_STREAMS = "change_streams"
+    CHANGE_STREAMS_UPDATE_FULL = "change_streams_update_full"
+    CHANGE_STREAMS_WITH_PRE_IMAGE = "change_streams_with_pre_image"
+    CHANGE_STREAMS_UPDATE_FULL_WITH_PRE_IMAGE = "change_streams_update_full_with_pre_image"
+
+
+class CaptureScope(StrEnum):
+    """``capture.scope``."""
+
+    DEPLOYMENT = "deployment"
+    DATABASE = "database"
+    COLLECTION = "collection"
+
+
+_TOPIC_PREFIX = re.compile(r"^[a-zA-Z0-9_.\-]+$")
+
+
+def _connection_string(_name: str, value: str) -> str | None:
+    if not value.strip():
+        return "Missing connection string"
+    if not value.startswith(("mongodb://", "mongodb+srv://")):
+        return "Invalid connection string"
+    return None
+
+
+def _topic_prefix(_name: str, value: str) -> str | None:
+    if not value:
+        return "A value is required"
+    if not _TOPIC_PREFIX.match(value):
+        return f"{value} has invalid format (only the underscore, hyphen, dot and alphanumeric characters are allowed)"
+    return None
+
+
+def _enum(values: type[StrEnum]) -> tuple:  # type: ignore[type-arg]
+    allowed = [v.value for v in values]
+
+    def check(_name: str, value: str) -> str | None:
+        return None if value.strip().lower() in allowed else f"Value must be one of {', '.join(allowed)}"
+    return (check,)
+
+
+def _regex_list(_name: str, value: str) -> str | None:
+    for item in parse_list(value):
+        try:
+            re.compile(item)
+        except re.error as exc:
+            return f"A comma-separated list of valid regular expressions is expected, but {item} is not: {exc}"
+    return None
+
+
+def _positive(_name: str, value: str) -> str | None:
+    return None if int(value) > 0 else "A positive, non-zero integer value is expected"
+
+
+def _non_negative(_name: str, value: str) -> str | None:
+    return None if int(value) >= 0 else "An non-negative integer is expected"
+
+
+def _key(name: str, type_: ConfigType = ConfigType.STRING, default: str | None = None, *, group: str,
+         order: int, doc: str, required: bool = False, importance: str = "MEDIUM", validators: tuple = ()  # type: ignore[type-arg]
+         ) -> ConfigKey:
+    return ConfigKey(name, type_, default, required, importance, doc, group, order, "MEDIUM", name, validators)
+
+
+CONFIG_DEF = ConfigDef((
+    _key("topic.prefix", group="MongoDB", order=0, required=True, importance="HIGH", validators=(_topic_prefix,),
+         doc="Topic prefix that identifies and provides a namespace for the MongoDB server from which the "
+             "connector captures changes; used in topic names and as the source partition's server_id."),
+    _key("mongodb.connection.string", group="MongoDB", order=1, required=True, importance="HIGH",
+         validators=(_connection_string,),
+         doc="Database connection string (a replica-set or mongos URI, e.g. mongodb://host:27017/?replicaSet=rs0)."),
+    _key("mongodb.user", group="MongoDB", order=2, doc="Database user for connecting to MongoDB, if necessary."),
+    _key("mongodb.password", ConfigType.PASSWORD, group="MongoDB", order=3, doc="Password for the database user."),
+    _key("mongodb.authsource", default="admin", group="MongoDB", order=4, doc="Database for authentication."),
+    _key("mongodb.connect.timeout.ms", ConfigType.INT, "10000", group="MongoDB", order=5, validators=(_positive,),
+         doc="Milliseconds to wait before a new connection attempt is aborted."),
+    _key("mongodb.server.selection.timeout.ms", ConfigType.INT, "30000", group="MongoDB", order=6,
+         validators=(_positive,), doc="Milliseconds the driver waits to select a server before it gives up."),
+    _key("mongodb.socket.timeout.ms", ConfigType.INT, "0", group="MongoDB", order=7, validators=(_non_negative,),
+         doc="Milliseconds before a send/receive on the socket can take before a timeout occurs (0: none)."),
+    _key("capture.mode", default=CaptureMode.CHANGE_STREAMS_UPDATE_FULL.value, group="Connector", order=8,
+         validators=_enum(CaptureMode), doc="How change events are captured (change streams, with full documents "
+                                            "on updates and/or pre-images)."),
+    _key("capture.scope", default=CaptureScope.DEPLOYMENT.value, group="Connector", order=9,
+         validators=_enum(CaptureScope), doc="Scope of the change stream: deployment, database or collection."),
+    _key("capture.target", group="Connector", order=10,
+         doc="The database (scope database) or db.collection (scope collection) to watch."),
+    _key("database.include.list", ConfigType.LIST, group="Filters", order=11, validators=(_regex_list,),
+         doc="Regular expressions matching the names of the databases to capture."),
+    _key("database.exclude.list", ConfigType.LIST, group="Filters", order=12, validators=(_regex_list,),
+         doc="Regular expressions matching the names of the databases not to capture."),
+    _key("collection.include.list", ConfigType.LIST, group="Filters", order=13, validators=(_regex_list,),
+         doc="Regular expressions matching the fully-qualified names (db.collection) of collections to capture."),
+    _key("collection.exclude.list", ConfigType.LIST, group="Filters", order=14, validators=(_regex_list,),
+         doc="Regular expressions matching the fully-qualified names of collections not to capture."),
+    _key("tombstones.on.delete", ConfigType.BOOLEAN, "true", group="Connector", order=15,
+         doc="Whether a delete event is followed by a tombstone event."),
+    _key("max.batch.size", ConfigType.INT, "2048", group="Connector", order=16, validators=(_positive,),
+         doc="Maximum number of events returned by one poll."),
+    _key("cursor.max.await.time.ms", ConfigType.INT, group="Connector", order=17, validators=(_non_negative,),
+         doc="Maximum milliseconds the server waits for new change events on a getMore."),
+    _key("extended.headers.enabled", ConfigType.BOOLEAN, "true", group="Connector", order=18,
+         doc="Whether to add the __debezium.context.* headers to data records."),
+))
+
+
+def _mutually_exclusive(props: Mapping[str, str], include: str, exclude: str) -> str | None:
+    if props.get(include) and props.get(exclude):
+        return f'"{include}" is already specified'
+    return None
+
+
+def validate(props: Mapping[str, str]) -> list:  # type: ignore[type-arg]
+    """Every problem of ``props``: key-level checks plus the cross-key ones."""
+    results = CONFIG_DEF.validate(props)
+    by_name = {r.name: r for r in results}
+    for include, exclude in (("database.include.list", "database.exclude.list"),
+                             ("collection.include.list", "collection.exclude.list")):
+        if (message := _mutually_exclusive(props, include, exclude)) is not None:
+            by_name[exclude].errors.append(message)
+    scope = (props.get("capture.scope") or "deployment").strip().lower()
+    if scope in ("database", "collection") and not props.get("capture.target"):
+        by_name["capture.target"].errors.append(f"A target is required for capture.scope={scope}")
+    return results
+
+
+@dataclass(frozen=True)
+class MongoDbConfig:
+    """The parsed connector config."""
+
+    connection_string: str
+    topic_prefix: str
+    capture_mode: CaptureMode
+    capture_scope: CaptureScope
+    capture_target: str | None
+    database_include: tuple[re.Pattern[str], ...]
+    database_exclude: tuple[re.Pattern[str], ...]
+    collection_include: tuple[re.Pattern[str], ...]
+    collection_exclude: tuple[re.Pattern[str], ...]
+    tombstones_on_delete: bool
+    max_batch_size: int
+    max_await_time_ms: int
+    extended_headers: bool
+    user: str | None
+    password: str | None
+    auth_source: str
+    connect_timeout_ms: int
+    server_selection_timeout_ms: int
+    socket_timeout_ms: int
+
+    @classmethod
+    def parse(cls, props: Mapping[str, str]) -> MongoDbConfig:
+        """Validate and parse; the first problem raises :class:`ConfigError` naming the key."""
+        for result in validate(props):
+            if result.errors:
+                raise ConfigError(result.name, result.value, result.errors[0])
+
+        def patterns(key: str) -> tuple[re.Pattern[str], ...]:
+            return tuple(re.compile(p, re.IGNORECASE) for p in parse_list(props.get(key)))
+
+        def integer(key: str, default: int) -> int:
+            return int(props.get(key) or default)
+
+        return cls(
+            connection_string=props["mongodb.connection.string"],
+            topic_prefix=props["topic.prefix"],
+            capture_mode=CaptureMode(props.get("capture.mode", CaptureMode.CHANGE_STREAMS_UPDATE_FULL).lower()),
+            capture_scope=CaptureScope(props.get("capture.scope", CaptureScope.DEPLOYMENT).lower()),
+            capture_target=props.get("capture.target") or None,
+            database_include=patterns("database.include.list"),
+            database_exclude=patterns("database.exclude.list"),
+            collection_include=patterns("collection.include.list"),
+            collection_exclude=patterns("collection.exclude.list"),
+            tombstones_on_delete=parse_bool(props.get("tombstones.on.delete"), True),
+            max_batch_size=integer("max.batch.size", 2048),
+            max_await_time_ms=integer("cursor.max.await.time.ms", 0),
+            extended_headers=parse_bool(props.get("extended.headers.enabled"), True),
+            user=props.get("mongodb.user") or None,
+            password=props.get("mongodb.password") or None,
+            auth_source=props.get("mongodb.authsource") or "admin",
+            connect_timeout_ms=integer("mongodb.connect.timeout.ms", 10_000),
+            server_selection_timeout_ms=integer("mongodb.server.selection.timeout.ms", 30_000),
+            socket_timeout_ms=integer("mongodb.socket.timeout.ms", 0),
+        )
+
+
+ALWAYS_EXCLUDED_DATABASES = frozenset(("admin", "config", "local"))
+
+
+def captured(config: MongoDbConfig, db: str, coll: str) -> bool:
+    """Whether ``db.coll`` passes the filters (full match, case-insensitive, as Debezium)."""
+    if db in ALWAYS_EXCLUDED_DATABASES:
+        return False
+    if config.database_include and not any(p.fullmatch(db) for p in config.database_include):
+        return False
+    if any(p.fullmatch(db) for p in config.database_exclude):
+        return False
+    full = f"{db}.{coll}"
+    if config.collection_include and not any(p.fullmatch(full) for p in config.collection_include):
+        return False
+    return not any(p.fullmatch(full) for p in config.collection_exclude)

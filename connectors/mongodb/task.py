@@ -1,0 +1,142 @@
+"""``MongoDbConnectorTask``: reads one change stream and turns its events into Debezium records.
+
+The position is the change stream's resume token, stored as the source offset
+(``{"server_id": <topic.prefix>}`` -> ``{"sec","ord","resume_token"}``). On start the task resumes
+after the stored token; without one it starts at the current time.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Mapping
+from typing import Any
+
+import pymongo
+from bson import Timestamp
+from pymongo.errors import PyMongoError
+
+from connect.api.errors import ConnectError, RetriableError
+from connect.api.records import SourceRecord
+from connect.api.task import SourceTask
+from connectors.mongodb.config import CaptureMode, CaptureScope, MongoDbConfig, captured
+from connectors.mongodb.events import ChangeEventConverter, decode_resume_token
+
+log = logging.getLogger(__name__)
+
+_OPERATIONS = ("insert", "update", "replace", "delete")
+POLL_AWAIT_MS = 500
+
+
+def _pipeline(config: MongoDbConfig) -> list[dict[str, Any]]:
+    match: dict[str, Any] = {"operationType": {"$in": list(_OPERATIONS)},
+                             "ns.db": {"$nin": ["admin", "config", "local"]}}
+    return [{"$match": match}]
+
+
+class MongoDbConnectorTask(SourceTask):
+    """Streams change events of one replica set (or of a sharded cluster through mongos)."""
+
+    version = "3.6.1.Final"
+
+    def start(self, props: Mapping[str, str]) -> None:
+        """Connect, then open the change stream from the stored position."""
+        self.config = MongoDbConfig.parse(props)
+        self.name = props.get("name", "?")
+        self.partition = {"server_id": self.config.topic_prefix}
+        self.events = ChangeEventConverter(
+            topic_prefix=self.config.topic_prefix,
+            tombstones_on_delete=self.config.tombstones_on_delete,
+            extended_headers=self.config.extended_headers,
+            task_id="0",
+            run_id=str(uuid.uuid4()),
+        )
+        self.client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(
+            self.config.connection_string,
+            connectTimeoutMS=self.config.connect_timeout_ms,
+            serverSelectionTimeoutMS=self.config.server_selection_timeout_ms,
+            socketTimeoutMS=self.config.socket_timeout_ms or None,
+            uuidRepresentation="standard",
+            username=self.config.user, password=self.config.password,
+            authSource=self.config.auth_source if self.config.user else None,
+        )
+        try:
+            self.client.admin.command("ping")
+        except PyMongoError as exc:
+            self.client.close()
+            raise ConnectError(f"[{self.name}] Unable to connect to MongoDB: {exc}") from exc
+        stored = self.context.offset_storage_reader.offset(self.partition)
+        self._resume_token: dict[str, Any] | None = None
+        self._start_at: Timestamp | None = None
+        if stored and stored.get("resume_token"):
+            self._resume_token = decode_resume_token(str(stored["resume_token"]))
+        elif stored and int(stored.get("sec", -1)) > 0:
+            self._start_at = Timestamp(int(stored["sec"]), max(int(stored.get("ord", 0)), 0))
+        log.info("[%s|task-0] Starting change stream %s", self.name,
+                 "after the stored resume token" if self._resume_token else
+                 f"at {self._start_at}" if self._start_at else "at the current time")
+        self._stream: Any = None
+        self._open_stream()
+
+    def _watch_target(self) -> Any:
+        scope, target = self.config.capture_scope, self.config.capture_target or ""
+        if scope is CaptureScope.DATABASE:
+            return self.client[target]
+        if scope is CaptureScope.COLLECTION:
+            db, _, coll = target.partition(".")
+            return self.client[db][coll]
+        return self.client
+
+    def _open_stream(self) -> None:
+        mode = self.config.capture_mode
+        options: dict[str, Any] = {"batch_size": self.config.max_batch_size,
+                                   "max_await_time_ms": self.config.max_await_time_ms or POLL_AWAIT_MS}
+        if mode in (CaptureMode.CHANGE_STREAMS_UPDATE_FULL, CaptureMode.CHANGE_STREAMS_UPDATE_FULL_WITH_PRE_IMAGE):
+            options["full_document"] = "updateLookup"
+        if mode in (CaptureMode.CHANGE_STREAMS_WITH_PRE_IMAGE, CaptureMode.CHANGE_STREAMS_UPDATE_FULL_WITH_PRE_IMAGE):
+            options["full_document_before_change"] = "whenAvailable"
+        if self._resume_token is not None:
+            options["resume_after"] = self._resume_token
+        elif self._start_at is not None:
+            options["start_at_operation_time"] = self._start_at
+        self._stream = self._watch_target().watch(_pipeline(self.config), **options)
+
+    def poll(self) -> list[SourceRecord] | None:
+        """Up to ``max.batch.size`` events' records; returns after about half a second when idle."""
+        if self._stream is None:
+            try:
+                self._open_stream()
+            except PyMongoError as exc:
+                raise RetriableError(f"[{self.name}] Cannot reopen the change stream: {exc}") from exc
+        records: list[SourceRecord] = []
+        try:
+            for _ in range(self.config.max_batch_size):
+                event = self._stream.try_next()
+                if event is None:
+                    break
+                self._resume_token = event["_id"]
+                ns = event.get("ns") or {}
+                if captured(self.config, ns.get("db", ""), ns.get("coll", "")):
+                    records.extend(self.events.to_records(event))
+        except PyMongoError as exc:
+            self._close_stream()
+            if records:
+                log.warning("[%s|task-0] Change stream failed, will resume: %s", self.name, exc)
+                return records
+            raise RetriableError(f"[{self.name}] Change stream failed, will resume: {exc}") from exc
+        return records or None
+
+    def _close_stream(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            try:
+                stream.close()
+            except PyMongoError:
+                log.debug("[%s|task-0] Error closing the change stream", self.name, exc_info=True)
+
+    def stop(self) -> None:
+        """Called from another thread: closing the client makes a blocked poll return."""
+        client = getattr(self, "client", None)
+        if client is not None:
+            self._close_stream()
+            client.close()
