@@ -72,7 +72,7 @@ class FileStreamSourceTask(SourceTask):
         """New complete lines since the last poll."""
         if self._stopped or not self.path.exists():
             return None
-        records = []
+        records: list[SourceRecord] = []
         with open(self.path, "rb") as handle:
             handle.seek(self.position)
             for raw in handle:
