@@ -1,0 +1,184 @@
+"""Extended JSON writers against golden vectors produced by the real Java stack.
+
+``data/extjson_golden.jsonl`` was generated once by a throwaway Java 17 program (outside the repository) that
+decoded each BSON document (``bson``, base64) with ``org.mongodb:bson`` 5.6.2 and printed:
+``strict`` = Debezium 3.6.1's ``JsonSerialization.getDocumentValue`` (after/before), ``relaxed`` =
+``BsonDocument.toJson()`` (updatedFields) and ``keys`` = ``JsonSerialization.getDocumentId`` of every top-level value
+(the record key ``id``). ``data/java17_unescaped_bmp_ranges.txt`` lists the BMP characters that the Java 17 writer
+leaves unescaped in strings.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import json
+import re
+import time
+import unicodedata
+import uuid
+from pathlib import Path
+from typing import Any
+
+import bson
+import pytest
+from bson import Binary, Code, DBRef, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
+from bson.binary import UuidRepresentation
+from bson.codec_options import CodecOptions, DatetimeConversion
+from bson.datetime_ms import DatetimeMS
+from bson.son import SON
+
+from connectors.mongodb import extjson
+
+DATA = Path(__file__).parent / "data"
+AUTO = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
+GOLDEN = [json.loads(line) for line in (DATA / "extjson_golden.jsonl").read_text().splitlines() if line]
+
+
+def _decode(case: dict[str, Any], options: CodecOptions = AUTO) -> dict[str, Any]:
+    return bson.decode(base64.b64decode(case["bson"]), codec_options=options)
+
+
+@pytest.mark.parametrize("case", GOLDEN, ids=[c["name"] for c in GOLDEN])
+def test_strict_matches_debezium(case: dict[str, Any]) -> None:
+    assert extjson.strict(_decode(case)) == case["strict"]
+
+
+@pytest.mark.parametrize("case", GOLDEN, ids=[c["name"] for c in GOLDEN])
+def test_relaxed_matches_driver_default(case: dict[str, Any]) -> None:
+    assert extjson.relaxed(_decode(case)) == case["relaxed"]
+
+
+@pytest.mark.parametrize("case", GOLDEN, ids=[c["name"] for c in GOLDEN])
+def test_relaxed_key_matches_debezium(case: dict[str, Any]) -> None:
+    assert [extjson.relaxed_key(v) for v in _decode(case).values()] == case["keys"]
+
+
+@pytest.mark.parametrize("case", [c for c in GOLDEN if c["name"] in ("uuid_std", "binary", "lsid")])
+def test_uuid_representation_standard_gives_same_output(case: dict[str, Any]) -> None:
+    options = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO,
+                           uuid_representation=UuidRepresentation.STANDARD)
+    doc = _decode(case, options)
+    assert extjson.strict(doc) == case["strict"]
+    assert [extjson.relaxed_key(v) for v in doc.values()] == case["keys"]
+
+
+def test_golden_covers_out_of_range_dates_as_datetime_ms() -> None:
+    doc = _decode(next(c for c in GOLDEN if c["name"] == "dates_out_of_range"))
+    assert all(isinstance(v, DatetimeMS) for v in doc.values())
+
+
+# Hand-built values (as pymongo returns them) with outputs copied from the golden file.
+OID = ObjectId("596e275826f08b2730779e1f")
+
+
+def test_readable_examples() -> None:
+    doc = SON([("_id", OID), ("name", "Sally"), ("n", Int64(123)), ("i", 7), ("big", 2**40),
+               ("d", datetime.datetime(2026, 7, 3, 17, 59, 45, 729000)), ("f", 1.0), ("e", 1e10), ("s", 1e-5),
+               ("arr", [1, "x", {}]), ("sub", {"a": None, "b": True})])
+    assert extjson.strict(doc) == (
+        '{"_id": {"$oid": "596e275826f08b2730779e1f"},"name": "Sally","n": {"$numberLong": "123"},"i": 7,'
+        '"big": {"$numberLong": "1099511627776"},"d": {"$date": 1783101585729},"f": 1.0,"e": 1.0E10,"s": 1.0E-5,'
+        '"arr": [1,"x",{}],"sub": {"a": null,"b": true}}')
+    assert extjson.relaxed(doc) == (
+        '{"_id": {"$oid": "596e275826f08b2730779e1f"}, "name": "Sally", "n": 123, "i": 7, "big": 1099511627776, '
+        '"d": {"$date": "2026-07-03T17:59:45.729Z"}, "f": 1.0, "e": 1.0E10, "s": 1.0E-5, "arr": [1, "x", {}], '
+        '"sub": {"a": null, "b": true}}')
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (1234, "1234"),
+    (Int64(2147483657), "2147483657"),
+    ("1234", '"1234"'),
+    (12.34, "12.34"),
+    (OID, '{"$oid": "596e275826f08b2730779e1f"}'),
+    ({"company": 32, "dept": "home improvement"}, '{"company": 32,"dept": "home improvement"}'),
+    ({"hi": "kafka", "nums": [10.0, 100.0, 1000.0]}, '{"hi": "kafka","nums": [10.0,100.0,1000.0]}'),
+    (b"kafka", '{"$binary": {"base64": "a2Fma2E=","subType": "00"}}'),
+    (Binary(b"kafka", 0), '{"$binary": {"base64": "a2Fma2E=","subType": "00"}}'),
+    (uuid.UUID("14aed813-35e0-4174-97f4-ec66ce5947db"),
+     '{"$binary": {"base64": "FK7YEzXgQXSX9OxmzllH2w==","subType": "04"}}'),
+    (datetime.datetime(2017, 10, 19, 9, 47, 33, 123000), '{"$date": "2017-10-19T09:47:33.123Z"}'),
+    (datetime.datetime(2017, 10, 19, 11, 47, 33, 120000, tzinfo=datetime.timezone(datetime.timedelta(hours=2))),
+     '{"$date": "2017-10-19T09:47:33.12Z"}'),
+    (DatetimeMS(-1), '{"$date": {"$numberLong": "-1"}}'),
+    (Decimal128("123.45678"), '{"$numberDecimal": "123.45678"}'),
+    (Timestamp(1, 2), '{"$timestamp": {"t": 1,"i": 2}}'),
+    (Regex("^acme.*corp", "i"), '{"$regularExpression": {"pattern": "^acme.*corp","options": "i"}}'),
+    (re.compile("p[0-9]+", re.I | re.M), '{"$regularExpression": {"pattern": "p[0-9]+","options": "imu"}}'),
+    (MinKey(), '{"$minKey": 1}'),
+    (MaxKey(), '{"$maxKey": 1}'),
+    (Code("f()", {"y": 2}), '{"$code": "f()","$scope": {"y": 2}}'),
+    (DBRef("coll", 5, "otherdb"), '{"$ref": "coll","$id": 5,"$db": "otherdb"}'),
+    (float("nan"), '{"$numberDouble": "NaN"}'),
+    ((1, 2), "[1,2]"),
+])
+def test_relaxed_key_values(value: Any, expected: str) -> None:
+    assert extjson.relaxed_key(value) == expected
+
+
+def test_strict_special_values() -> None:
+    doc = {"nan": float("nan"), "inf": float("inf"), "ninf": float("-inf"), "ts": Timestamp(4294967295, 7),
+           "re": Regex("a/b", "mi"), "bin": Binary(b"x", 0x80), "code": Code("f()")}
+    assert extjson.strict(doc) == (
+        '{"nan": NaN,"inf": Infinity,"ninf": -Infinity,"ts": {"$timestamp": {"t": 4294967295,"i": 7}},'
+        '"re": {"$regex": "a/b","$options": "im"},"bin": {"$binary": "eA==","$type": "80"},"code": {"$code": "f()"}}')
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (0.0, "0.0"), (-0.0, "-0.0"), (1.0, "1.0"), (0.001, "0.001"), (9.99e-4, "9.99E-4"), (1e7, "1.0E7"),
+    (9999999.0, "9999999.0"), (123456789.123, "1.23456789123E8"), (-3e15, "-3.0E15"), (5e-324, "4.9E-324"),
+    (1.7976931348623157e308, "1.7976931348623157E308"), (0.1, "0.1"), (1 / 3, "0.3333333333333333"),
+    # JDK 19+ shortest form; JDK 17 prints the non-shortest 9.999999999999999E22 for this value.
+    (1e23, "1.0E23"),
+])
+def test_java_double(value: float, expected: str) -> None:
+    assert extjson.java_double(value) == expected
+
+
+def test_string_escaping_of_every_bmp_char_matches_java17_except_newer_unicode() -> None:
+    raw: set[int] = set()
+    for line in (DATA / "java17_unescaped_bmp_ranges.txt").read_text().split():
+        first, last = (int(part, 16) for part in line.split("-"))
+        raw.update(range(first, last + 1))
+    ours = {cp for cp in range(0x10000) if extjson.java_string(chr(cp)) == '"' + chr(cp) + '"'}
+    assert raw <= ours
+    # The only differences are characters assigned after Unicode 13 (Java 17's table), which Python knows.
+    newer = ours - raw
+    assert len(newer) == 88
+    assert all(unicodedata.category(chr(cp)) != "Cn" for cp in newer)
+    assert {0x20C0, 0x2C2F, 0x9FFD} <= newer
+
+
+def test_string_escapes() -> None:
+    assert extjson.java_string('a"b\\c\n\x01\x7f\u00e9\U0001F600\u0301') == (
+        '"a\\"b\\\\c\\n\\u0001\\u007fé\\ud83d\\ude00\\u0301"')
+
+
+def test_unknown_type_raises() -> None:
+    with pytest.raises(TypeError):
+        extjson.strict({"a": object()})
+
+
+def _kilobyte_doc() -> dict[str, Any]:
+    return {
+        "_id": OID, "name": "Sally Jones", "email": "sally@example.com", "age": 42, "score": 98.5,
+        "created": datetime.datetime(2024, 1, 2, 3, 4, 5, 678000), "active": True, "visits": Int64(1234567890123),
+        "address": {"street": "123 Main St", "city": "Springfield", "zip": "12345",
+                    "geo": {"lat": 40.7128, "lng": -74.006}},
+        "tags": ["alpha", "beta", "gamma", "delta"],
+        "orders": [{"id": i, "sku": f"SKU-{i:05d}", "qty": i % 7, "price": 9.99 * i, "note": "deliver café"}
+                   for i in range(6)],
+        "notes": "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt.",
+    }
+
+
+def test_throughput_of_strict_on_a_1kb_document() -> None:
+    doc = _kilobyte_doc()
+    assert 700 < len(extjson.strict(doc)) < 1400
+    rounds = 3000
+    start = time.perf_counter()
+    for _ in range(rounds):
+        extjson.strict(doc)
+    rate = rounds / (time.perf_counter() - start)
+    assert rate > 10_000, f"{rate:.0f} docs/s"  # loose bound for slow CI; ~30k+/s expected on one core
