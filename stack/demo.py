@@ -1,0 +1,158 @@
+"""``make demo``: the local stack, a worker in distributed mode on http://127.0.0.1:8083, a Debezium MongoDB
+connector registered by POSTing its JSON, sample writes into ``inventory``, and the resulting Kafka records.
+
+``python -m stack.demo stop`` stops the demo worker (``make stop`` also stops Kafka and SecantusDB).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pymongo
+from bson import ObjectId
+from kafka import KafkaConsumer
+
+import stack
+from stack.procs import DEFAULT_STATE_DIR, StackError
+from stack.worker import ConnectWorker, distributed_properties
+
+REST_PORT = 8083
+CONNECTOR = "inventory-connector"
+PREFIX = "demo"
+
+
+def connector_json(mongo_uri: str) -> dict[str, Any]:
+    """What a Debezium user POSTs to Kafka Connect today."""
+    return {
+        "name": CONNECTOR,
+        "config": {
+            "connector.class": "io.debezium.connector.mongodb.MongoDbConnector",
+            "mongodb.connection.string": mongo_uri,
+            "topic.prefix": PREFIX,
+            "database.include.list": "inventory",
+            "tasks.max": "1",
+        },
+    }
+
+
+def rest(method: str, path: str, body: Any = None) -> tuple[int, Any]:
+    """A JSON call to the worker's REST API."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(f"http://127.0.0.1:{REST_PORT}{path}", data=data, method=method,
+                                     headers={"Content-Type": "application/json", "Accept": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=30) as response:
+            raw = response.read()
+            return response.status, json.loads(raw) if raw else None
+    except urllib.error.HTTPError as err:
+        return err.code, json.loads(err.read() or b"null")
+
+
+def wait_running(timeout: float = 60.0) -> dict[str, Any]:
+    """Wait until the connector and its task report RUNNING."""
+    deadline = time.monotonic() + timeout
+    status: Any = None
+    while time.monotonic() < deadline:
+        code, status = rest("GET", f"/connectors/{CONNECTOR}/status")
+        if code == 200 and status["connector"]["state"] == "RUNNING" and status["tasks"] \
+                and all(t["state"] == "RUNNING" for t in status["tasks"]):
+            return dict(status)
+        if code == 200 and any(t["state"] == "FAILED" for t in status["tasks"]):
+            raise StackError(f"connector task FAILED:\n{status['tasks'][0].get('trace')}")
+        time.sleep(0.3)
+    raise StackError(f"connector not RUNNING after {timeout:.0f} s: {status}")
+
+
+def write_samples(mongo_uri: str) -> int:
+    """Inserts, updates, a replace, deletes and one multi-document transaction; returns the expected records."""
+    client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(mongo_uri)
+    db = client.inventory
+    run = ObjectId()
+    ids = [f"{run}-{n}" for n in range(3)]
+    print("\n>>> insert 3 customers, update one, replace one, delete one, then a transaction", flush=True)
+    db.customers.insert_one({"_id": ids[0], "first_name": "Sally", "last_name": "Thomas", "email": "sally@acme.com"})
+    db.customers.insert_one({"_id": ids[1], "first_name": "George", "last_name": "Bailey", "tags": ["vip"]})
+    db.customers.insert_one({"_id": ids[2], "first_name": "Edward", "last_name": "Walker", "address": {
+        "city": "Springfield", "zip": "11111"}})
+    db.customers.update_one({"_id": ids[0]}, {"$set": {"email": "sally.thomas@acme.com"}, "$unset": {"x": ""}})
+    db.customers.replace_one({"_id": ids[1]}, {"first_name": "George", "last_name": "Bailey", "since": 1998})
+    db.customers.delete_one({"_id": ids[2]})
+    with client.start_session() as session, session.start_transaction():
+        db.orders.insert_one({"_id": f"{run}-o1", "customer": ids[0], "qty": 2}, session=session)
+        db.orders.insert_one({"_id": f"{run}-o2", "customer": ids[1], "qty": 1}, session=session)
+        db.customers.update_one({"_id": ids[0]}, {"$inc": {"orders": 2}}, session=session)
+    client.close()
+    return 3 + 1 + 1 + 2 + 3  # the delete is followed by a tombstone
+
+
+def show_records(kafka_bootstrap: str, expected: int, since_ms: int, timeout: float = 60.0) -> int:
+    """Print the records of ``demo.inventory.*`` written since ``since_ms``; returns how many were seen."""
+    consumer = KafkaConsumer(bootstrap_servers=kafka_bootstrap, group_id=None, auto_offset_reset="earliest",
+                             enable_auto_commit=False, consumer_timeout_ms=1000)
+    consumer.subscribe(pattern=rf"^{PREFIX}\.inventory\..*")
+    seen, deadline = 0, time.monotonic() + timeout
+    try:
+        while seen < expected and time.monotonic() < deadline:
+            for message in consumer:
+                if message.timestamp < since_ms:
+                    continue
+                seen += 1
+                print_record(message)
+                if seen >= expected:
+                    break
+    finally:
+        consumer.close()
+    return seen
+
+
+def print_record(message: Any) -> None:
+    """One record: topic, key and a readable summary of the value."""
+    key = json.loads(message.key)["payload"] if message.key else None
+    print(f"\n--- {message.topic} partition {message.partition} offset {message.offset}")
+    print(f"key:   {json.dumps(key)}")
+    if message.value is None:
+        print("value: null (tombstone)")
+        return
+    payload = json.loads(message.value)["payload"]
+    source = payload["source"]
+    summary = {"op": payload["op"], "before": payload["before"], "after": payload["after"],
+               "updateDescription": payload["updateDescription"],
+               "source": {k: source[k] for k in ("db", "collection", "ord", "lsid", "txnNumber")}}
+    print(f"value: {json.dumps(summary, indent=2)}")
+
+
+def main() -> int:
+    """Run the demo; leave everything running."""
+    endpoints = stack.start()
+    worker = ConnectWorker(DEFAULT_STATE_DIR / "worker", REST_PORT,
+                           distributed_properties(endpoints.kafka_bootstrap, REST_PORT, group_id="connect-demo"))
+    worker.start()
+    print(f"worker: {worker.address} (log: {worker.log_path})", flush=True)
+    body = connector_json(endpoints.mongo_uri)
+    print(f"\n>>> POST /connectors\n{json.dumps(body, indent=2)}", flush=True)
+    code, reply = rest("POST", "/connectors", body)
+    print(f"<<< {code} {json.dumps(reply)}", flush=True)
+    if code not in (201, 409):
+        return 1
+    print(f"status: {json.dumps(wait_running())}", flush=True)
+    since_ms = int(time.time() * 1000) - 1000
+    expected = write_samples(endpoints.mongo_uri)
+    seen = show_records(endpoints.kafka_bootstrap, expected, since_ms)
+    print(f"\n{seen} of {expected} expected records arrived.")
+    print("\nThe stack and the worker keep running (REST API on http://127.0.0.1:8083). Stop them with: make stop")
+    return 0 if seen >= expected else 1
+
+
+def stop() -> int:
+    """Stop the demo worker."""
+    ConnectWorker(DEFAULT_STATE_DIR / "worker", REST_PORT).stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(stop() if sys.argv[1:] == ["stop"] else main())
