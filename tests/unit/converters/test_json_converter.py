@@ -25,6 +25,7 @@ from connect.api.data import (
     OPTIONAL_STRING,
     STRING,
     Schema,
+    SchemaAndValue,
     Struct,
     Type,
     array_schema,
@@ -35,7 +36,7 @@ from connect.api.data import (
     time_schema,
     timestamp_schema,
 )
-from connect.api.errors import DataError
+from connect.api.errors import ConfigError, DataError
 from converters.json import JsonConverter, java_double, java_float
 
 GOLDEN = json.loads((Path(__file__).parent / "java_golden.json").read_text("utf-8"))["json_converter"]
@@ -166,7 +167,7 @@ ALL = dataclasses.replace(
 
 def all_struct() -> Struct:
     in1 = Struct(INNER, {"x": 7, "y": "why"})
-    in2 = Struct(INNER, {"x": 8})
+    in2 = Struct(INNER, {"x": 8, "y": None})
     return Struct(ALL, {
         "i8": 1, "i16": 2, "i32": 3, "i64": 4, "f32": 1.25, "f64": 2.5e-8, "b": False, "s": "str",
         "by": bytes([9, 8, 7]), "arr": ["x", "y"], "m": {"k": 9}, "mi": {5: in2, -1: in1}, "inner": in1,
@@ -325,3 +326,120 @@ def test_struct_of_another_schema_is_rejected() -> None:
 
 def test_int_is_accepted_for_floats() -> None:
     assert OFF.from_connect_data("t", FLOAT64, 3) == b"3.0"
+
+
+# ---------------------------------------------------------------------------------------------- reading
+
+
+@pytest.mark.parametrize("name", [n for n, v in JAVA.items() if (isinstance(v, bytes) and n.endswith((".on", ".num")))
+                                  or n.startswith(("float32.", "float64."))])
+def test_java_output_reads_back_and_rewrites_identically(name: str) -> None:
+    conv = NUMERIC if name.endswith(".num") else ON
+    data = JAVA[name]
+    assert isinstance(data, bytes)
+    read = conv.to_connect_data("t", data)
+    assert conv.from_connect_data("t", read.schema, read.value) == data
+
+
+def test_round_trip_restores_every_type() -> None:
+    original = all_struct()
+    for conv in (ON, NUMERIC):
+        read = conv.to_connect_data("t", conv.from_connect_data("t", ALL, original))
+        assert read.schema == ALL
+        names = [f.name for f in ALL.fields]
+        assert [read.value.get(name) for name in names] == [original.get(name) for name in names]
+
+
+def test_logical_types_read_as_python_values() -> None:
+    read = ON.to_connect_data("t", ON.from_connect_data("t", ALL, all_struct()))
+    assert read.value.get("dec") == Decimal("-123.45")
+    assert read.value.get("date") == date(2024, 1, 1)
+    assert read.value.get("time") == time(12, 0, 0, 123000)
+    assert read.value.get("ts") == datetime(2024, 1, 1, 0, 0, 0, 123000, tzinfo=UTC)
+    assert read.value.get("mi") == {5: Struct(INNER, {"x": 8, "y": None}), -1: Struct(INNER, {"x": 7, "y": "why"})}
+
+
+def test_numeric_decimal_reads_exactly() -> None:
+    read = NUMERIC.to_connect_data("t", NUMERIC.from_connect_data("t", decimal_schema(20), Decimal("0." + "1" * 20)))
+    assert read.value == Decimal("0." + "1" * 20)
+
+
+def test_schemaless_reading() -> None:
+    assert OFF.to_connect_data("t", b'{"a":1,"b":[1.5,true,null],"c":{"d":"e"}}') == SchemaAndValue(
+        None, {"a": 1, "b": [1.5, True, None], "c": {"d": "e"}})
+    assert ON.to_connect_data("t", b'{"schema":null,"payload":[1,2]}') == SchemaAndValue(None, [1, 2])
+
+
+def test_reading_nulls() -> None:
+    assert ON.to_connect_data("t", None) == SchemaAndValue(None, None)
+    assert OFF.to_connect_data("t", b"null") == SchemaAndValue(None, None)
+    read = ON.to_connect_data("t", b'{"schema":{"type":"string","optional":true,"default":"d"},"payload":null}')
+    assert read.value == "d"
+    read = NO_REPLACE.to_connect_data("t", b'{"schema":{"type":"string","optional":true,"default":"d"},"payload":null}')
+    assert read.value is None
+    with pytest.raises(DataError, match="Invalid null value"):
+        ON.to_connect_data("t", b'{"schema":{"type":"string","optional":false},"payload":null}')
+
+
+@pytest.mark.parametrize("data", [
+    b'{"payload":1}', b'{"schema":null,"payload":1,"extra":2}', b"[1]", b"not json",
+    b'{"schema":{"type":"nope"},"payload":1}', b'{"schema":{"optional":true},"payload":1}',
+    b'{"schema":{"type":"int32","optional":false},"payload":"1"}',
+    b'{"schema":{"type":"bytes","optional":false},"payload":"***"}',
+    b'{"schema":{"type":"struct","fields":[{"type":"int32"}]},"payload":{}}',
+    b'{"schema":{"type":"map","keys":{"type":"int32"},"values":{"type":"int32"}},"payload":{"1":1}}',
+])
+def test_malformed_input_raises_data_error(data: bytes) -> None:
+    with pytest.raises(DataError):
+        ON.to_connect_data("t", data)
+
+
+def test_equal_schemas_read_back_as_one_object() -> None:
+    data = ON.from_connect_data("t", INNER, Struct(INNER, {"x": 1}))
+    assert ON.to_connect_data("t", data).schema is ON.to_connect_data("t", data).schema
+
+
+# ---------------------------------------------------------------------------------------------- fast path
+
+
+def test_fast_path_matches_the_reference_writer() -> None:
+    from converters.json import _nullable, _Options, _RawText, dumps_reference
+
+    texts = ["plain", "é\U0001F600\u2028", "\\u001f \\\\u0000", "ctl\x00\x1f\x7f", 'q"\\', "/<>&", "\U0010FFFF"]
+    nested = struct_schema([("s", STRING), ("arr", array_schema(STRING)), ("m", map_schema(STRING, STRING)),
+                            ("inner", struct_schema([("t", OPTIONAL_STRING), ("f", FLOAT64)], optional=True))])
+    for text in texts:
+        value = Struct(nested, {"s": text, "arr": [text, text[::-1]], "m": {text: text},
+                                "inner": Struct(nested.fields[3].schema, {"t": text, "f": 1e-9})})
+        for numeric in (False, True):
+            reference = dumps_reference(_nullable(nested, _Options(numeric, True, _RawText))(value))
+            conv = converter(schemas=False, decimal="NUMERIC" if numeric else "BASE64")
+            assert conv.from_connect_data("t", nested, value) == reference
+            assert OFF.to_connect_data("t", reference).value == {
+                "s": text, "arr": [text, text[::-1]], "m": {text: text}, "inner": {"t": text, "f": 1e-9}}
+
+
+def test_schema_json_is_cached_per_schema_object() -> None:
+    conv = converter()
+    conv.configure({"schemas.cache.size": "2"}, False)
+    schemas = [struct_schema([("a", INT32)], name=f"s{i}") for i in range(3)]
+    first = conv.as_json_schema(schemas[0])
+    assert conv.as_json_schema(schemas[0]) is first
+    conv.as_json_schema(schemas[1])
+    conv.as_json_schema(schemas[2])
+    assert conv.as_json_schema(schemas[0]) is not first  # evicted, rebuilt
+    assert conv.as_json_schema(schemas[0]) == first
+
+
+# ---------------------------------------------------------------------------------------------- configuration
+
+
+def test_configuration_defaults_and_validation() -> None:
+    conv = JsonConverter()
+    conv.configure({}, True)
+    assert (conv.schemas_enabled, conv.replace_null, conv.cache_size) == (True, True, 1000)
+    conv.configure({"schemas.enable": False, "decimal.format": "numeric"}, False)
+    assert conv.from_connect_data("t", decimal_schema(2), Decimal("1.00")) == b"1.00"
+    for bad in ({"schemas.enable": "yes"}, {"decimal.format": "HEX"}, {"schemas.cache.size": "many"}):
+        with pytest.raises(ConfigError):
+            conv.configure(bad, False)
