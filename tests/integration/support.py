@@ -1,0 +1,78 @@
+"""Helpers for tests against the real stack: a worker REST client, Kafka readers, names."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from kafka import KafkaConsumer, TopicPartition
+
+from stack.worker import ConnectWorker
+
+
+class Worker:
+    """A worker process and a REST client bound to it."""
+
+    def __init__(self, process: ConnectWorker) -> None:
+        self.process = process
+        self.url = process.address
+        self.http = httpx.Client(base_url=self.url, timeout=60)
+
+    def wait_status(self, name: str, predicate: Callable[[dict[str, Any]], bool],
+                    timeout: float = 60) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        last: Any = None
+        while time.monotonic() < deadline:
+            reply = self.http.get(f"/connectors/{name}/status")
+            if reply.status_code == 200:
+                last = reply.json()
+                if predicate(last):
+                    return dict(last)
+            time.sleep(0.2)
+        raise AssertionError(f"status of {name} never matched; last: {last}")
+
+    def wait_running(self, name: str, timeout: float = 60) -> dict[str, Any]:
+        return self.wait_status(
+            name,
+            lambda s: s["connector"]["state"] == "RUNNING" and bool(s["tasks"])
+            and all(t["state"] == "RUNNING" for t in s["tasks"]),
+            timeout,
+        )
+
+
+def unique(prefix: str) -> str:
+    """A name no other test uses."""
+    return f"{prefix}{uuid.uuid4().hex[:8]}"
+
+
+def read_topic(bootstrap: str, topic: str, count: int, timeout: float = 60) -> list[Any]:
+    """At least ``count`` records of ``topic`` (all partitions, from the beginning), or fail after ``timeout``."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
+    try:
+        deadline = time.monotonic() + timeout
+        partitions: set[int] | None = None
+        while time.monotonic() < deadline and not partitions:
+            partitions = consumer.partitions_for_topic(topic)
+            if not partitions:
+                time.sleep(0.2)
+        assert partitions, f"topic {topic} never appeared"
+        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        records: list[Any] = []
+        while len(records) < count and time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=500).values():
+                records.extend(batch)
+        assert len(records) >= count, f"{topic}: {len(records)} records, expected {count}"
+        return records
+    finally:
+        consumer.close()
+
+
+def payload(data: bytes | None) -> Any:
+    """The ``payload`` of a JSON-with-schema record (None for a tombstone)."""
+    return None if data is None else json.loads(data)["payload"]
