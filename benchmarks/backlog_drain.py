@@ -1,0 +1,157 @@
+"""Backlog drain: 20,000 one-kilobyte documents (nested fields, arrays) are inserted while the worker is
+down; the worker then starts and drains them from the stored resume token into Kafka, JSON with schemas.
+
+Prints events/s (MongoDB -> Kafka-acknowledged records), CPU seconds per 10,000 events and the worker's
+resident memory, and appends the figures to ``benchmarks/results.md``.
+
+    python -m benchmarks.backlog_drain [--docs 20000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import random
+import string
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pymongo
+from kafka import KafkaConsumer, TopicPartition
+
+import stack
+from stack.worker import ConnectWorker, distributed_properties
+
+ROOT = Path(__file__).resolve().parent
+STATE = ROOT.parent / ".stack" / "bench"
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def document(n: int, rng: random.Random) -> dict[str, Any]:
+    """About 1 KB of BSON: nested documents, arrays, numbers, strings, a date."""
+    words = ["".join(rng.choices(string.ascii_lowercase, k=8)) for _ in range(12)]
+    return {
+        "_id": n,
+        "name": f"customer {n}",
+        "email": f"user{n}@example.com",
+        "active": n % 3 != 0,
+        "score": rng.random() * 100,
+        "created": datetime(2024, 1, 1, tzinfo=UTC),
+        "address": {"street": " ".join(words[:3]), "city": words[3], "zip": f"{n % 100000:05d}",
+                    "geo": {"lat": rng.uniform(-90, 90), "lon": rng.uniform(-180, 180)}},
+        "tags": words[4:10],
+        "orders": [{"sku": f"SKU-{n}-{i}", "qty": i + 1, "price": round(rng.uniform(1, 500), 2)} for i in range(6)],
+        "notes": " ".join(words) * 2,
+    }
+
+
+def cpu_seconds(pid: int) -> float:
+    """user + system CPU of a process, children included."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(f) for f in fields[11:15]) / CLK_TCK
+
+
+def memory_kib(pid: int) -> tuple[int, int]:
+    """(VmRSS, VmHWM) of a process in KiB."""
+    values = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(("VmRSS:", "VmHWM:")):
+            values[line.split(":")[0]] = int(line.split()[1])
+    return values["VmRSS"], values["VmHWM"]
+
+
+def end_offset(consumer: KafkaConsumer, topic: str) -> int:
+    partitions = consumer.partitions_for_topic(topic) or set()
+    tps = [TopicPartition(topic, p) for p in partitions]
+    return sum(consumer.end_offsets(tps).values()) if tps else 0
+
+
+def run(docs: int) -> dict[str, Any]:
+    kafka_port, mongo_port, rest_port = stack.free_ports(3)
+    endpoints = stack.start(STATE, kafka_port=kafka_port, mongo_port=mongo_port)
+    props = distributed_properties(endpoints.kafka_bootstrap, rest_port, group_id="bench", extra={
+        "producer.batch.size": "1048576", "producer.linger.ms": "20", "offset.flush.interval.ms": "5000"})
+    worker = ConnectWorker(STATE / "worker", rest_port, props)
+    mongo: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(endpoints.mongo_uri)
+    db_name, prefix = f"bench{int(time.time())}", "bench"
+    topic = f"{prefix}.{db_name}.docs"
+    consumer = KafkaConsumer(bootstrap_servers=endpoints.kafka_bootstrap, group_id=None)
+    try:
+        worker.start()
+        http = httpx.Client(base_url=worker.address, timeout=60)
+        config = {"connector.class": "io.debezium.connector.mongodb.MongoDbConnector",
+                  "mongodb.connection.string": endpoints.mongo_uri, "topic.prefix": prefix,
+                  "collection.include.list": f"{db_name}.docs"}
+        http.put(f"/connectors/bench-{db_name}/config", json=config).raise_for_status()
+        _wait(lambda: _running(http, f"bench-{db_name}"), 60, "connector running")
+        mongo[db_name].docs.insert_one({"_id": -1, "warmup": True})
+        _wait(lambda: end_offset(consumer, topic) >= 1, 60, "warm-up record")
+        time.sleep(6)  # one offset flush
+        worker.stop()
+        rng = random.Random(42)
+        print(f"inserting {docs} documents while the worker is down ...", flush=True)
+        batch = [document(n, rng) for n in range(docs)]
+        for i in range(0, docs, 1000):
+            mongo[db_name].docs.insert_many(batch[i:i + 1000])
+        started = time.monotonic()
+        worker.start()
+        pid = worker.pid
+        assert pid is not None
+        cpu0 = cpu_seconds(pid)
+        _wait(lambda: _running(http, f"bench-{db_name}"), 60, "connector running")
+        t0, c0 = time.monotonic(), cpu_seconds(pid)
+        _wait(lambda: end_offset(consumer, topic) >= docs + 1, 600, "backlog drained")
+        t1, c1 = time.monotonic(), cpu_seconds(pid)
+        rss, hwm = memory_kib(pid)
+        return {"docs": docs, "seconds": t1 - t0, "events_per_s": docs / (t1 - t0),
+                "cpu_s_per_10k": (c1 - c0) / docs * 10_000, "rss_mib": rss / 1024, "peak_rss_mib": hwm / 1024,
+                "startup_s": t0 - started, "startup_cpu_s": c0 - cpu0}
+    finally:
+        consumer.close()
+        mongo.close()
+        worker.stop()
+        stack.stop(STATE)
+
+
+def _running(http: httpx.Client, name: str) -> bool:
+    reply = http.get(f"/connectors/{name}/status")
+    return reply.status_code == 200 and bool(reply.json()["tasks"]) and \
+        reply.json()["tasks"][0]["state"] == "RUNNING"
+
+
+def _wait(check: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"timed out waiting for {what}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, default=20_000)
+    args = parser.parse_args()
+    result = run(args.docs)
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    lines = [
+        f"## backlog_drain — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC — {machine}",
+        "",
+        f"- documents: {result['docs']} (about 1 KB each), JSON converter with schemas",
+        f"- drain time: {result['seconds']:.2f} s → **{result['events_per_s']:.0f} events/s**",
+        f"- worker CPU: **{result['cpu_s_per_10k']:.2f} CPU-s per 10,000 events**",
+        f"- worker memory: RSS {result['rss_mib']:.0f} MiB at the end, peak {result['peak_rss_mib']:.0f} MiB",
+        f"- worker start to task RUNNING: {result['startup_s']:.2f} s",
+        "",
+    ]
+    print("\n".join(lines))
+    with open(ROOT / "results.md", "a", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
