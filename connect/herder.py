@@ -36,7 +36,10 @@ def validation_errors(props: Mapping[str, str]) -> list[str]:
     assert desc is not None
     connector = plugins.load(desc)()
     definition = CONNECTOR_CONFIG_DEF + connector.config()
-    errors = [e for value in definition.validate(props) for e in value.errors]
+    results = connector.validate(props) + CONNECTOR_CONFIG_DEF.validate(props)
+    known = {r.name for r in results}
+    results += [r for r in definition.validate(props) if r.name not in known]
+    errors = [e if value.name in e else f"{value.name}: {e}" for value in results for e in value.errors]
     return list(dict.fromkeys(errors))
 
 
