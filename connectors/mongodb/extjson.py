@@ -47,7 +47,7 @@ from bson.regex import Regex
 from bson.son import SON
 from bson.timestamp import Timestamp
 
-__all__ = ["java_double", "java_string", "relaxed", "relaxed_key", "strict"]
+__all__ = ["datetime_millis", "java_double", "java_string", "relaxed", "relaxed_key", "strict"]
 
 # --------------------------------------------------------------------------------------------------------------
 # Strings

@@ -1,0 +1,230 @@
+"""Turns pymongo change-stream events into SourceRecords exactly as Debezium 3.x's MongoDB connector does.
+
+One ``insert``/``update``/``replace``/``delete`` event becomes one data record (plus a tombstone after a delete
+when ``tombstones.on.delete`` is on). The record carries:
+
+* key ``<topic>.Key`` {id: relaxed Extended JSON of ``documentKey._id``};
+* value ``<topic>.Envelope``: ``before``/``after`` as STRICT Extended JSON strings, ``updateDescription`` for update
+  events (``updatedFields`` as RELAXED JSON), the ``source`` block, ``op`` and the emit-time ``ts_ms``;
+* source partition ``{"server_id": <topic.prefix>}`` and the offset ``{sec, ord, [lsid,] resume_token[, txnNumber]}``
+  (keys in the iteration order of Debezium's Java ``HashMap``, which is what lands in the offsets topic);
+* the four ``__debezium.context.*`` headers when extended headers are enabled.
+
+Other operation types (drop, rename, invalidate, ...) yield no record; the task deals with them.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import bson
+from bson.errors import BSONError
+
+from connect.api.data import STRING, Schema, Struct
+from connect.api.records import Header, SourceRecord
+from connectors.mongodb import extjson
+from connectors.mongodb.schemas import (
+    SOURCE_SCHEMA,
+    TRUNCATED_ARRAY_SCHEMA,
+    UPDATE_DESCRIPTION_SCHEMA,
+    envelope_schema,
+    key_schema,
+    topic_name,
+)
+
+__all__ = [
+    "CONNECTOR_NAME",
+    "OPERATIONS",
+    "ChangeEventConverter",
+    "decode_resume_token",
+    "encode_resume_token",
+]
+
+CONNECTOR_NAME = "mongodb"
+OPERATIONS = {"insert": "c", "update": "u", "replace": "u", "delete": "d"}
+"""Change-stream operation type -> Debezium ``op`` code."""
+
+HEADER_LOGICAL_NAME = "__debezium.context.connectorLogicalName"
+HEADER_TASK_ID = "__debezium.context.taskId"
+HEADER_CONNECTOR_NAME = "__debezium.context.connectorName"
+HEADER_RUN_ID = "__debezium.context.runId"
+
+
+def encode_resume_token(token: Mapping[str, Any]) -> str:
+    """The offset form of a resume token: standard padded Base64 of the BSON-encoded token document."""
+    return base64.b64encode(bson.encode(token)).decode("ascii")
+
+
+def decode_resume_token(text: str) -> dict[str, Any]:
+    """A resume token document from its offset form; a legacy offset (raw ``_data`` hex) gives ``{"_data": text}``."""
+    try:
+        return dict(bson.decode(base64.b64decode(text, validate=True)))
+    except (binascii.Error, BSONError, ValueError, IndexError, TypeError):
+        return {"_data": text}
+
+
+class ChangeEventConverter:
+    """Converts the change-stream events of one connector task into Debezium-shaped SourceRecords."""
+
+    def __init__(
+        self,
+        *,
+        topic_prefix: str,
+        connector_version: str = "3.6.1.Final",
+        tombstones_on_delete: bool = True,
+        extended_headers: bool = True,
+        task_id: str = "0",
+        run_id: str,
+        topic_delimiter: str = ".",
+        clock_ms: Callable[[], int] | None = None,
+    ) -> None:
+        self._prefix = topic_prefix
+        self._version = connector_version
+        self._tombstones = tombstones_on_delete
+        self._delimiter = topic_delimiter
+        self._clock_ms = clock_ms or _wall_clock_ms
+        self._headers: tuple[Header, ...] = ()
+        if extended_headers:
+            self._headers = (
+                Header(HEADER_LOGICAL_NAME, STRING, topic_prefix),
+                Header(HEADER_TASK_ID, STRING, task_id),
+                Header(HEADER_CONNECTOR_NAME, STRING, CONNECTOR_NAME),
+                Header(HEADER_RUN_ID, STRING, run_id),
+            )
+
+    @property
+    def source_partition(self) -> dict[str, str]:
+        """The connector's single source partition."""
+        return {"server_id": self._prefix}
+
+    def to_records(self, event: Mapping[str, Any]) -> list[SourceRecord]:
+        """The records of one change-stream event: [data] or [data, tombstone]; [] for non-data events."""
+        op = OPERATIONS.get(event.get("operationType", ""))
+        if op is None:
+            return []
+        namespace = event["ns"]
+        db, coll = namespace["db"], namespace["coll"]
+        topic = topic_name(self._prefix, db, coll, self._delimiter)
+        k_schema = key_schema(topic)
+        v_schema = envelope_schema(topic)
+        key = self._key(k_schema, event.get("documentKey"))
+        values = self._images(event, op)  # fields are added in schema order
+        values["source"] = self._source(event, db, coll)
+        values["op"] = op
+        values["ts_ms"] = self._clock_ms()
+        value = _struct(v_schema, values)
+        partition = self.source_partition
+        offset = self.offset(event)
+        record = SourceRecord(partition, offset, topic, None, k_schema, key, v_schema, value, None, self._headers)
+        if op != "d" or not self._tombstones:
+            return [record]
+        tombstone = SourceRecord(partition, offset, topic, None, k_schema, key, None, None, None, self._headers)
+        return [record, tombstone]
+
+    @staticmethod
+    def offset(event: Mapping[str, Any]) -> dict[str, Any]:
+        """The source offset after ``event``, keys in Debezium's (Java HashMap) order."""
+        cluster_time = event.get("clusterTime")
+        offset: dict[str, Any] = {
+            "sec": cluster_time.time if cluster_time is not None else 0,
+            "ord": cluster_time.inc if cluster_time is not None else 0,
+        }
+        session = _session_txn(event)
+        if session is not None:
+            offset["lsid"] = session[0]
+        offset["resume_token"] = encode_resume_token(event["_id"])
+        if session is not None:
+            offset["txnNumber"] = session[1]
+        return offset
+
+    @staticmethod
+    def _key(schema: Schema, document_key: Mapping[str, Any] | None) -> Struct | None:
+        if document_key is None:
+            return None
+        return _struct(schema, {"id": extjson.relaxed_key(document_key.get("_id"))})
+
+    @staticmethod
+    def _images(event: Mapping[str, Any], op: str) -> dict[str, Any]:
+        """``before``/``after``/``updateDescription`` as Debezium fills them for ``op``."""
+        payload: dict[str, Any] = {}
+        if op == "c":
+            full = event.get("fullDocument")
+            if full is not None:
+                payload["after"] = extjson.strict(full)
+        else:
+            pre_image = event.get("fullDocumentBeforeChange")
+            if pre_image is not None:
+                payload["before"] = extjson.strict(pre_image)
+            if op == "u":
+                full = event.get("fullDocument")
+                if full is not None:
+                    payload["after"] = extjson.strict(full)
+                description = event.get("updateDescription")
+                if description is not None:
+                    payload["updateDescription"] = _update_description(description)
+        return payload
+
+    def _source(self, event: Mapping[str, Any], db: str, coll: str) -> Struct:
+        """The ``source`` block (``snapshot`` stays unset: its schema default is ``false``)."""
+        cluster_time = event.get("clusterTime")
+        wall = event.get("wallTime")
+        wall_ms = extjson.datetime_millis(wall) if wall is not None else 0
+        ts_ms = wall_ms if wall_ms else (cluster_time.time * 1000 if cluster_time is not None else 0)
+        values: dict[str, Any] = {
+            "version": self._version,
+            "connector": CONNECTOR_NAME,
+            "name": self._prefix,
+            "ts_ms": ts_ms,
+            "db": db,
+            "ts_us": ts_ms * 1000,
+            "ts_ns": ts_ms * 1_000_000,
+            "collection": coll,
+            "ord": cluster_time.inc if cluster_time is not None else 0,
+        }
+        session = _session_txn(event)
+        if session is not None:
+            values["lsid"], values["txnNumber"] = session
+        if wall_ms:
+            values["wallTime"] = wall_ms
+        return _struct(SOURCE_SCHEMA, values)
+
+
+def _struct(schema: Schema, values: dict[str, Any]) -> Struct:
+    """A Struct from values whose names are known to be fields of ``schema`` (skips per-field validation)."""
+    struct = Struct(schema)
+    struct.values = values
+    return struct
+
+
+def _wall_clock_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _session_txn(event: Mapping[str, Any]) -> tuple[str, int] | None:
+    """(lsid as STRICT compact JSON, txnNumber) for an event inside a transaction, else None."""
+    lsid = event.get("lsid")
+    txn_number = event.get("txnNumber")
+    if lsid is None or txn_number is None:
+        return None
+    return extjson.strict(lsid), int(txn_number)
+
+
+def _update_description(description: Mapping[str, Any]) -> Struct:
+    """``updateDescription``: updatedFields always (when given), removedFields/truncatedArrays only if non-empty."""
+    values: dict[str, Any] = {}
+    removed = description.get("removedFields")
+    if removed:
+        values["removedFields"] = list(removed)
+    updated = description.get("updatedFields")
+    if updated is not None:
+        values["updatedFields"] = extjson.relaxed(updated)
+    truncated = description.get("truncatedArrays")
+    if truncated:
+        values["truncatedArrays"] = [
+            Struct(TRUNCATED_ARRAY_SCHEMA, {"field": item["field"], "size": int(item["newSize"])}) for item in truncated
+        ]
+    return _struct(UPDATE_DESCRIPTION_SCHEMA, values)
