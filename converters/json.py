@@ -878,6 +878,14 @@ class JsonConverter:
             self._schemas_to_connect[key] = _schema_from_json(node, self.replace_null)
         return self._schemas_to_connect[key]
 
+    def from_connect_header(self, topic: str, key: str, schema: Schema | None, value: Any) -> bytes | None:
+        """As a header converter (Java's class is both): the same bytes as :meth:`from_connect_data`."""
+        return self.from_connect_data(topic, schema, value)
+
+    def to_connect_header(self, topic: str, key: str, value: bytes | None) -> SchemaAndValue:
+        """As a header converter: :meth:`to_connect_data`."""
+        return self.to_connect_data(topic, value)
+
     def as_json_schema(self, schema: Schema) -> bytes:
         """The serialized JSON of ``schema``, as it appears in the envelope."""
         return self._compiled(schema).schema_bytes
