@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import base64
 import datetime
+import json
+from pathlib import Path
 from typing import Any
 
 import bson
 import pytest
 from bson import Binary, Int64, ObjectId, Timestamp
+from bson.codec_options import CodecOptions, DatetimeConversion
 
-from connect.api.data import STRING, Struct, Type
+from connect.api.data import STRING, Schema, Struct, Type
 from connect.api.records import Header
 from connectors.mongodb import schemas
 from connectors.mongodb.events import ChangeEventConverter, decode_resume_token, encode_resume_token
@@ -285,3 +288,60 @@ def test_update_description_and_transaction_schemas() -> None:
 ])
 def test_topic_name(args: tuple[str, ...], expected: str) -> None:
     assert schemas.topic_name(*args) == expected
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Golden records from Debezium itself
+#
+# data/debezium_records_golden.jsonl was produced by a throwaway Java program (outside the repository) that fed each
+# change event (``event``: base64 BSON) through Debezium 3.6.1.Final's own classes - MongoDbSchema /
+# MongoDbCollectionSchema (key and value), MongoDbOffsetContext (source block and offset), ts_ms fixed at
+# 1800000000000 - and serialized key and value with Kafka 4.1's JsonConverter (schemas.enable=true) and the offset
+# with a schemaless JsonConverter (what lands in the offsets topic).
+
+GOLDEN_RECORDS = [json.loads(line) for line in (Path(__file__).parent / "data" / "debezium_records_golden.jsonl")
+                  .read_text().splitlines() if line]
+
+
+def _schema_json(schema: Schema, field: str | None = None) -> dict[str, Any]:
+    """``schema`` as Kafka's JsonConverter describes it (key order aside)."""
+    out: dict[str, Any] = {"type": schema.type.value, "optional": schema.optional}
+    if schema.type is Type.STRUCT:
+        out["fields"] = [_schema_json(f.schema, f.name) for f in schema.fields]
+    if schema.type is Type.ARRAY:
+        assert schema.value_schema is not None
+        out["items"] = _schema_json(schema.value_schema)
+    for attr in ("name", "version", "parameters", "default"):
+        if getattr(schema, attr) is not None:
+            out[attr] = getattr(schema, attr)
+    if field is not None:
+        out["field"] = field
+    return out
+
+
+def _payload_json(schema: Schema, value: Any) -> Any:
+    """``value`` as JsonConverter writes it (a null field takes the schema default)."""
+    if value is None:
+        return schema.default
+    if schema.type is Type.STRUCT:
+        return {f.name: _payload_json(f.schema, value.values.get(f.name)) for f in schema.fields}
+    if schema.type is Type.ARRAY:
+        assert schema.value_schema is not None
+        return [_payload_json(schema.value_schema, item) for item in value]
+    return value
+
+
+@pytest.mark.parametrize("golden", GOLDEN_RECORDS, ids=[str(i) for i in range(len(GOLDEN_RECORDS))])
+def test_records_match_debezium(golden: dict[str, Any]) -> None:
+    options = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
+    change = bson.decode(base64.b64decode(golden["event"]), codec_options=options)
+    records = converter().to_records(change)
+    record = records[0]
+    assert record.topic == golden["topic"]
+    assert record.key_schema is not None and record.value_schema is not None
+    assert {"schema": _schema_json(record.key_schema), "payload": _payload_json(record.key_schema, record.key)} == \
+        json.loads(golden["key"])
+    assert {"schema": _schema_json(record.value_schema),
+            "payload": _payload_json(record.value_schema, record.value)} == json.loads(golden["value"])
+    assert list(record.source_offset.items()) == json.loads(golden["offset"], object_pairs_hook=list)
+    assert len(records) == (2 if change["operationType"] == "delete" else 1)
