@@ -41,12 +41,12 @@ from connect.api.data import (
 )
 from connect.api.errors import DataError
 from converters.json import (
-    _date_days,
-    _java_big_decimal,
-    _time_millis,
-    _timestamp_millis,
+    date_days,
+    java_big_decimal,
     java_double,
     java_float,
+    time_millis,
+    timestamp_millis,
 )
 
 __all__ = ["SimpleHeaderConverter", "convert_to_string", "parse_string"]
@@ -69,10 +69,10 @@ def _instant_millis(schema: Schema | None, value: Any) -> int:
     """Milliseconds since the epoch of a date, time or timestamp (ints follow the schema's logical type)."""
     name = schema.name if schema is not None else None
     if isinstance(value, datetime) or name == TIMESTAMP_NAME:
-        return _timestamp_millis(value)
+        return timestamp_millis(value)
     if isinstance(value, date) or name == DATE_NAME:
-        return _date_days(value) * _MS_PER_DAY
-    return _time_millis(value)
+        return date_days(value) * _MS_PER_DAY
+    return time_millis(value)
 
 
 def _format_instant(millis: int) -> str:
@@ -110,7 +110,7 @@ def _text(schema: Schema | None, value: Any, nested: bool) -> str:
     if isinstance(value, float):
         return java_float(value) if schema is not None and schema.type is Type.FLOAT32 else java_double(value)
     if isinstance(value, Decimal):
-        return _java_big_decimal(value)
+        return java_big_decimal(value)
     if isinstance(value, bytes | bytearray | memoryview):
         encoded = base64.b64encode(value).decode("ascii")
         return _quote(encoded) if nested else encoded

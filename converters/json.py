@@ -31,7 +31,7 @@ import struct
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import orjson
 
@@ -50,13 +50,25 @@ from connect.api.data import (
 from connect.api.errors import ConfigError, DataError
 from connect.api.records import Header
 
-__all__ = ["JsonConverter", "dumps_reference", "java_double", "java_float"]
+__all__ = [
+    "JsonConverter",
+    "date_days",
+    "dumps_reference",
+    "java_big_decimal",
+    "java_double",
+    "java_float",
+    "time_millis",
+    "timestamp_millis",
+]
 
 Encoder = Callable[[Any], Any]
 """Turns one non-null Connect value into a JSON-ready Python value."""
 
 Raw = Callable[[bytes], Any]
 """Wraps pre-serialized JSON text (``orjson.Fragment`` on the fast path)."""
+
+K = TypeVar("K")
+V = TypeVar("V")
 
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _EPOCH_DAY: Final = date(1970, 1, 1).toordinal()
@@ -181,9 +193,10 @@ def _twos_complement(number: int) -> bytes:
     return number.to_bytes(magnitude_bits // 8 + 1, "big", signed=True)
 
 
-def _date_days(value: Any) -> int:
+def date_days(value: Any) -> int:
+    """Connect's Date encoding: days since the epoch (a datetime must be a UTC midnight)."""
     if isinstance(value, datetime):
-        millis = _timestamp_millis(value)
+        millis = timestamp_millis(value)
         if millis % _MS_PER_DAY:
             raise DataError("Kafka Connect Date type should not have any time fields set to non-zero values.")
         return millis // _MS_PER_DAY
@@ -192,7 +205,8 @@ def _date_days(value: Any) -> int:
     return _logical_int(value, "Date", "datetime.date")
 
 
-def _time_millis(value: Any) -> int:
+def time_millis(value: Any) -> int:
+    """Connect's Time encoding: milliseconds since midnight (UTC when the time is aware)."""
     if isinstance(value, time):
         offset = value.utcoffset() or timedelta(0)
         millis = ((value.hour * 60 + value.minute) * 60 + value.second) * 1000 + value.microsecond // 1000
@@ -200,7 +214,8 @@ def _time_millis(value: Any) -> int:
     return _logical_int(value, "Time", "datetime.time")
 
 
-def _timestamp_millis(value: Any) -> int:
+def timestamp_millis(value: Any) -> int:
+    """Connect's Timestamp encoding: milliseconds since the epoch (a naive datetime counts as UTC)."""
     if isinstance(value, datetime):
         aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
         return (aware - _EPOCH) // timedelta(milliseconds=1)
@@ -390,22 +405,22 @@ def _decimal_encoder(schema: Schema, opts: _Options) -> Encoder:
 
         def encode_numeric(value: Any) -> Any:
             _unscaled(value, scale)  # type and finiteness check; Java writes the value as given
-            return raw(_java_big_decimal(Decimal(value)).encode())
+            return raw(java_big_decimal(Decimal(value)).encode())
 
         return encode_numeric
     return lambda value: base64.b64encode(_twos_complement(_unscaled(value, scale))).decode("ascii")
 
 
-def _java_big_decimal(value: Decimal) -> str:
+def java_big_decimal(value: Decimal) -> str:
     """``BigDecimal.toString()``: Python's ``str`` follows the same rules, bar the sign of zero."""
     return str(value.copy_abs()) if value.is_zero() else str(value)
 
 
 _LOGICAL: Final[dict[str | None, Callable[[Schema, _Options], Encoder]]] = {
     DECIMAL_NAME: _decimal_encoder,
-    DATE_NAME: lambda schema, opts: _date_days,
-    TIME_NAME: lambda schema, opts: _time_millis,
-    TIMESTAMP_NAME: lambda schema, opts: _timestamp_millis,
+    DATE_NAME: lambda schema, opts: date_days,
+    TIME_NAME: lambda schema, opts: time_millis,
+    TIMESTAMP_NAME: lambda schema, opts: timestamp_millis,
 }
 
 
@@ -771,10 +786,25 @@ class _Compiled:
 
     __slots__ = ("encode", "schema", "schema_bytes")
 
-    def __init__(self, schema: Schema, opts: _Options) -> None:
+    def __init__(self, schema: Schema, opts: _Options | None = None) -> None:
         self.schema = schema  # keeps the schema alive, so its id() stays unique while cached
-        self.schema_bytes = _dumps(_schema_json(schema, opts))
-        self.encode = _nullable(schema, opts)
+        if opts is not None:
+            self.schema_bytes = _dumps(_schema_json(schema, opts))
+            self.encode = _nullable(schema, opts)
+
+    def rebound(self, schema: Schema) -> _Compiled:
+        """The same artefacts for an equal schema object."""
+        twin = _Compiled(schema)
+        twin.schema_bytes, twin.encode = self.schema_bytes, self.encode
+        return twin
+
+
+def _bounded_put(cache: dict[K, V], key: K, value: V, size: int) -> V:
+    """Store ``value``, evicting the oldest entry when the cache is full; returns ``value``."""
+    if key not in cache and len(cache) >= max(size, 1):
+        del cache[next(iter(cache))]
+    cache[key] = value
+    return value
 
 
 def _config_int(configs: Mapping[str, Any], name: str, default: int) -> int:
@@ -807,6 +837,7 @@ class JsonConverter:
         self.cache_size = 1000
         self._opts = _Options(numeric_decimals=False, replace_null=True, raw=orjson.Fragment)
         self._by_id: dict[int, _Compiled] = {}
+        self._by_value: dict[Schema, _Compiled] = {}
         self._schemas_to_connect: dict[bytes, Schema | None] = {}
 
     def configure(self, configs: Mapping[str, Any], is_key: bool = False) -> None:
@@ -819,6 +850,7 @@ class JsonConverter:
             raise ConfigError("decimal.format", configs.get("decimal.format"), "String must be one of: BASE64, NUMERIC")
         self._opts = _Options(decimal_format == "NUMERIC", self.replace_null, orjson.Fragment)
         self._by_id.clear()
+        self._by_value.clear()
         self._schemas_to_connect.clear()
 
     def from_connect_data(
@@ -837,13 +869,20 @@ class JsonConverter:
         return payload
 
     def _compiled(self, schema: Schema) -> _Compiled:
+        """The cached form of ``schema``: by identity first, then (for hashable schemas) by equality."""
         compiled = self._by_id.get(id(schema))
+        if compiled is not None and compiled.schema is schema:
+            return compiled
+        try:
+            compiled = self._by_value.get(schema)
+        except TypeError:  # parameters, defaults and the like can make a schema unhashable
+            compiled = None
+        else:
+            if compiled is None:
+                compiled = _bounded_put(self._by_value, schema, _Compiled(schema, self._opts), self.cache_size)
         if compiled is None or compiled.schema is not schema:
-            compiled = _Compiled(schema, self._opts)
-            if len(self._by_id) >= max(self.cache_size, 1):
-                del self._by_id[next(iter(self._by_id))]
-            self._by_id[id(schema)] = compiled
-        return compiled
+            compiled = _Compiled(schema, self._opts) if compiled is None else compiled.rebound(schema)
+        return _bounded_put(self._by_id, id(schema), compiled, self.cache_size)
 
     def _dumps_payload(self, encode: Encoder, value: Any, schema: Schema | None = None) -> bytes:
         tree = encode(value)
@@ -872,11 +911,9 @@ class JsonConverter:
     def _schema_to_connect(self, node: Any) -> Schema | None:
         """Parsed schemas are cached by their JSON, so equal schemas come back as the same object."""
         key = orjson.dumps(node, default=str)
-        if key not in self._schemas_to_connect:
-            if len(self._schemas_to_connect) >= max(self.cache_size, 1):
-                del self._schemas_to_connect[next(iter(self._schemas_to_connect))]
-            self._schemas_to_connect[key] = _schema_from_json(node, self.replace_null)
-        return self._schemas_to_connect[key]
+        if key in self._schemas_to_connect:
+            return self._schemas_to_connect[key]
+        return _bounded_put(self._schemas_to_connect, key, _schema_from_json(node, self.replace_null), self.cache_size)
 
     def from_connect_header(self, topic: str, key: str, schema: Schema | None, value: Any) -> bytes | None:
         """As a header converter (Java's class is both): the same bytes as :meth:`from_connect_data`."""

@@ -443,3 +443,15 @@ def test_configuration_defaults_and_validation() -> None:
     for bad in ({"schemas.enable": "yes"}, {"decimal.format": "HEX"}, {"schemas.cache.size": "many"}):
         with pytest.raises(ConfigError):
             conv.configure(bad, False)
+
+
+def test_equal_schema_objects_share_the_cached_json() -> None:
+    conv = converter()
+    build = lambda: struct_schema([("a", INT32), ("b", array_schema(STRING))], name="same")  # noqa: E731
+    first, second = build(), build()
+    assert first is not second
+    assert conv.as_json_schema(second) is conv.as_json_schema(first)
+    assert conv.from_connect_data("t", second, Struct(first, {"a": 1, "b": []})) == \
+        b'{"schema":{"type":"struct","fields":[{"type":"int32","optional":false,"field":"a"},{"type":"array",' \
+        b'"items":{"type":"string","optional":false},"optional":false,"field":"b"}],"optional":false,"name":"same"},' \
+        b'"payload":{"a":1,"b":[]}}'
