@@ -51,8 +51,9 @@ async def _json_body(request: Request) -> Any:
 def _route(router: APIRouter, method: str, path: str, **kwargs: Any) -> Callable[[Any], Any]:
     """Register ``path`` with and without a trailing slash (Jersey accepts both; no redirects)."""
     def decorate(fn: Any) -> Any:
-        router.add_api_route(path, fn, methods=[method], **kwargs)
-        router.add_api_route(path + "/", fn, methods=[method], include_in_schema=False, **kwargs)
+        router.add_api_route(path or "/", fn, methods=[method], **kwargs)
+        if path:
+            router.add_api_route(path + "/", fn, methods=[method], include_in_schema=False, **kwargs)
         return fn
     return decorate
 

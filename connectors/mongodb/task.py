@@ -14,6 +14,7 @@ from typing import Any
 
 import pymongo
 from bson import Timestamp
+from pymongo import uri_parser
 from pymongo.errors import PyMongoError
 
 from connect.api.errors import ConnectError, RetriableError
@@ -34,6 +35,20 @@ def _pipeline(config: MongoDbConfig) -> list[dict[str, Any]]:
     return [{"$match": match}]
 
 
+def _client_options(config: MongoDbConfig) -> dict[str, Any]:
+    """Driver options from the ``mongodb.*`` keys; options in the connection string win, as in Debezium."""
+    options: dict[str, Any] = {
+        "connectTimeoutMS": config.connect_timeout_ms,
+        "serverSelectionTimeoutMS": config.server_selection_timeout_ms,
+        "socketTimeoutMS": config.socket_timeout_ms or None,
+        "uuidRepresentation": "standard",
+    }
+    if config.user:
+        options.update(username=config.user, password=config.password, authSource=config.auth_source)
+    in_uri = {k.lower() for k in uri_parser.parse_uri(config.connection_string, validate=False)["options"]}
+    return {k: v for k, v in options.items() if k.lower() not in in_uri}
+
+
 class MongoDbConnectorTask(SourceTask):
     """Streams change events of one replica set (or of a sharded cluster through mongos)."""
 
@@ -52,14 +67,7 @@ class MongoDbConnectorTask(SourceTask):
             run_id=str(uuid.uuid4()),
         )
         self.client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(
-            self.config.connection_string,
-            connectTimeoutMS=self.config.connect_timeout_ms,
-            serverSelectionTimeoutMS=self.config.server_selection_timeout_ms,
-            socketTimeoutMS=self.config.socket_timeout_ms or None,
-            uuidRepresentation="standard",
-            username=self.config.user, password=self.config.password,
-            authSource=self.config.auth_source if self.config.user else None,
-        )
+            self.config.connection_string, **_client_options(self.config))
         try:
             self.client.admin.command("ping")
         except PyMongoError as exc:

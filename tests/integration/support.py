@@ -23,7 +23,7 @@ class Worker:
         self.http = httpx.Client(base_url=self.url, timeout=60)
 
     def wait_status(self, name: str, predicate: Callable[[dict[str, Any]], bool],
-                    timeout: float = 60) -> dict[str, Any]:
+                    timeout: float = 60, fail_fast: bool = False) -> dict[str, Any]:
         deadline = time.monotonic() + timeout
         last: Any = None
         while time.monotonic() < deadline:
@@ -32,6 +32,8 @@ class Worker:
                 last = reply.json()
                 if predicate(last):
                     return dict(last)
+                if fail_fast and any(t["state"] == "FAILED" for t in last["tasks"]):
+                    raise AssertionError(f"task of {name} FAILED:\n{last['tasks'][0].get('trace')}")
             time.sleep(0.2)
         raise AssertionError(f"status of {name} never matched; last: {last}")
 
@@ -41,6 +43,7 @@ class Worker:
             lambda s: s["connector"]["state"] == "RUNNING" and bool(s["tasks"])
             and all(t["state"] == "RUNNING" for t in s["tasks"]),
             timeout,
+            fail_fast=True,
         )
 
 
