@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
@@ -42,9 +43,13 @@ def test_create_read_update_delete(worker: Worker, stack: Any) -> None:
     assert updated.status_code == 200
     assert updated.json()["config"]["max.batch.size"] == "100"
     assert worker.http.get(f"/connectors/{name}/config").json()["max.batch.size"] == "100"
-    worker.wait_status(name, lambda s: s["tasks"] and s["tasks"][0]["state"] == "RUNNING")
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and "max.batch.size" not in worker.http.get(
+            f"/connectors/{name}/tasks").json()[0]["config"]:
+        time.sleep(0.2)
     tasks = worker.http.get(f"/connectors/{name}/tasks").json()
-    assert tasks[0]["config"]["max.batch.size"] == "100"
+    assert tasks[0]["config"]["max.batch.size"] == "100", "the task configs follow the connector config"
+    worker.wait_running(name)
 
     expanded = worker.http.get("/connectors", params=[("expand", "status"), ("expand", "info")]).json()
     assert expanded[name]["status"]["connector"]["state"] == "RUNNING"
