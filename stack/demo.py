@@ -93,7 +93,7 @@ def write_samples(mongo_uri: str) -> int:
 def show_records(kafka_bootstrap: str, expected: int, since_ms: int, timeout: float = 60.0) -> int:
     """Print the records of ``demo.inventory.*`` written since ``since_ms``; returns how many were seen."""
     consumer = KafkaConsumer(bootstrap_servers=kafka_bootstrap, group_id=None, auto_offset_reset="earliest",
-                             enable_auto_commit=False, consumer_timeout_ms=1000)
+                             enable_auto_commit=False, consumer_timeout_ms=1000, metadata_max_age_ms=1000)
     consumer.subscribe(pattern=rf"^{PREFIX}\.inventory\..*")
     seen, deadline = 0, time.monotonic() + timeout
     try:
