@@ -7,12 +7,15 @@ kafka-python keyword arguments and drops, with a warning, the ones kafka-python 
 from __future__ import annotations
 
 import logging
+import random
+import struct
 from collections.abc import Mapping
 from typing import Any
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 from kafka.admin import NewTopic
 from kafka.errors import KafkaError, TopicAlreadyExistsError
+from kafka.partitioner import Partitioner
 
 log = logging.getLogger(__name__)
 
@@ -21,6 +24,7 @@ __all__ = [
     "KafkaConsumer",
     "KafkaError",
     "KafkaProducer",
+    "KeyHashPartitioner",
     "NewTopic",
     "TopicAlreadyExistsError",
     "admin",
@@ -55,6 +59,50 @@ def _coerce(key: str, value: Any) -> Any:
     return value
 
 
+_M = 0x5BD1E995
+_MASK = 0xFFFFFFFF
+
+
+def murmur2(data: bytes) -> int:
+    """Kafka's murmur2 hash (``Utils.murmur2``), a word at a time: several times faster than kafka-python's
+    byte loop, which cost about 60 µs per record key."""
+    length = len(data)
+    h = (0x9747B28C ^ length) & _MASK
+    whole = length & ~3
+    for (k,) in struct.iter_unpack("<I", data[:whole]):
+        k = (k * _M) & _MASK
+        k ^= k >> 24
+        h = ((h * _M) & _MASK) ^ ((k * _M) & _MASK)
+    extra = length & 3
+    if extra >= 3:
+        h ^= data[whole + 2] << 16
+    if extra >= 2:
+        h ^= data[whole + 1] << 8
+    if extra >= 1:
+        h = ((h ^ data[whole]) * _M) & _MASK
+    h ^= h >> 13
+    h = (h * _M) & _MASK
+    return h ^ (h >> 15)
+
+
+class KeyHashPartitioner(Partitioner):  # type: ignore[misc]
+    """Java's partitioning for keyed records (murmur2 of the key bytes, positive, modulo the partition count),
+    with a shortcut for single-partition topics; records without a key go to a random partition."""
+
+    def partition(self, topic: str, key: Any, serialized_key: bytes | None, value: Any,
+                  serialized_value: bytes | None, cluster: Any) -> int:
+        partitions: set[int] | None = cluster.partitions_for_topic(topic)
+        if not partitions:
+            raise ValueError(f"Topic {topic} not found in the cluster metadata")
+        if len(partitions) == 1:
+            return next(iter(partitions))
+        ordered = sorted(partitions)
+        if serialized_key is None:
+            available: set[int] = cluster.available_partitions_for_topic(topic) or set()
+            return random.choice(sorted(available) if available else ordered)
+        return ordered[(murmur2(serialized_key) & 0x7FFFFFFF) % len(ordered)]
+
+
 def client_kwargs(settings: Mapping[str, Any], known: Mapping[str, Any]) -> dict[str, Any]:
     """Translate dotted Connect/Java client settings into kafka-python kwargs known to ``known``."""
     result: dict[str, Any] = {}
@@ -70,8 +118,10 @@ def client_kwargs(settings: Mapping[str, Any], known: Mapping[str, Any]) -> dict
 
 
 def producer(settings: Mapping[str, Any]) -> KafkaProducer:
-    """A byte-array producer configured from dotted settings."""
-    return KafkaProducer(**client_kwargs(settings, KafkaProducer.DEFAULT_CONFIG))
+    """A byte-array producer configured from dotted settings, with Java's key partitioning."""
+    kwargs = client_kwargs(settings, KafkaProducer.DEFAULT_CONFIG)
+    kwargs.setdefault("partitioner", KeyHashPartitioner())
+    return KafkaProducer(**kwargs)
 
 
 def source_task_producer(bootstrap: str, client_id: str, overrides: Mapping[str, Any]) -> KafkaProducer:
