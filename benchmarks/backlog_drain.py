@@ -13,6 +13,7 @@ import argparse
 import os
 import platform
 import random
+import shutil
 import string
 import time
 from datetime import UTC, datetime
@@ -72,9 +73,11 @@ def end_offset(consumer: KafkaConsumer, topic: str) -> int:
 
 def run(docs: int) -> dict[str, Any]:
     kafka_port, mongo_port, rest_port = stack.free_ports(3)
+    stack.stop(STATE)
+    shutil.rmtree(STATE, ignore_errors=True)
     endpoints = stack.start(STATE, kafka_port=kafka_port, mongo_port=mongo_port)
     props = distributed_properties(endpoints.kafka_bootstrap, rest_port, group_id="bench", extra={
-        "producer.batch.size": "1048576", "producer.linger.ms": "20", "offset.flush.interval.ms": "5000"})
+        "offset.flush.interval.ms": "5000"})
     worker = ConnectWorker(STATE / "worker", rest_port, props)
     mongo: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(endpoints.mongo_uri)
     db_name, prefix = f"bench{int(time.time())}", "bench"
@@ -101,15 +104,20 @@ def run(docs: int) -> dict[str, Any]:
         worker.start()
         pid = worker.pid
         assert pid is not None
+        others = {name: service.pid for name, service in zip(("kafka", "mongo"), stack.services(STATE), strict=True)}
         cpu0 = cpu_seconds(pid)
         _wait(lambda: _running(http, f"bench-{db_name}"), 60, "connector running")
         t0, c0 = time.monotonic(), cpu_seconds(pid)
+        o0 = {name: cpu_seconds(p) for name, p in others.items() if p}
         _wait(lambda: end_offset(consumer, topic) >= docs + 1, 600, "backlog drained")
         t1, c1 = time.monotonic(), cpu_seconds(pid)
+        o1 = {name: cpu_seconds(p) for name, p in others.items() if p}
         rss, hwm = memory_kib(pid)
         return {"docs": docs, "seconds": t1 - t0, "events_per_s": docs / (t1 - t0),
                 "cpu_s_per_10k": (c1 - c0) / docs * 10_000, "rss_mib": rss / 1024, "peak_rss_mib": hwm / 1024,
-                "startup_s": t0 - started, "startup_cpu_s": c0 - cpu0}
+                "startup_s": t0 - started, "startup_cpu_s": c0 - cpu0,
+                "cores": {"worker": (c1 - c0) / (t1 - t0),
+                          **{name: (o1[name] - o0[name]) / (t1 - t0) for name in o0}}}
     finally:
         consumer.close()
         mongo.close()
@@ -146,6 +154,7 @@ def main() -> None:
         f"- worker CPU: **{result['cpu_s_per_10k']:.2f} CPU-s per 10,000 events**",
         f"- worker memory: RSS {result['rss_mib']:.0f} MiB at the end, peak {result['peak_rss_mib']:.0f} MiB",
         f"- worker start to task RUNNING: {result['startup_s']:.2f} s",
+        "- cores busy during the drain: " + ", ".join(f"{k} {v:.2f}" for k, v in result["cores"].items()),
         "",
     ]
     print("\n".join(lines))

@@ -38,18 +38,21 @@ class SubmittedRecords:
         self.connector = connector
         self._lock = threading.Lock()
         self._queues: dict[bytes, deque[SubmittedRecord]] = {}
-        self._key_cache: dict[bytes, bytes] = {}
+        self._last: tuple[Mapping[str, Any], bytes] | None = None
+
+    def _key(self, partition: Mapping[str, Any]) -> bytes:
+        last = self._last
+        if last is not None and (last[0] is partition or last[0] == partition):
+            return last[1]
+        key = codec.offset_key(self.connector, dict(partition))
+        self._last = (partition, key)
+        return key
 
     def submit(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> SubmittedRecord:
         """Track a record about to be sent."""
-        partition_bytes = codec.dumps(partition)
-        key = self._key_cache.get(partition_bytes)
-        if key is None:
-            key = codec.offset_key(self.connector, dict(partition))
-            self._key_cache[partition_bytes] = key
-        record = SubmittedRecord(key, offset)
+        record = SubmittedRecord(self._key(partition), offset)
         with self._lock:
-            self._queues.setdefault(key, deque()).append(record)
+            self._queues.setdefault(record.key, deque()).append(record)
         return record
 
     def remove(self, record: SubmittedRecord) -> None:

@@ -114,6 +114,8 @@ CONFIG_DEF = ConfigDef((
          doc="Whether a delete event is followed by a tombstone event."),
     _key("max.batch.size", ConfigType.INT, "2048", group="Connector", order=16, validators=(_positive,),
          doc="Maximum number of events returned by one poll."),
+    _key("max.queue.size", ConfigType.INT, "8192", group="Connector", order=17, validators=(_positive,),
+         doc="Maximum number of change events read ahead of the task; must be larger than max.batch.size."),
     _key("cursor.max.await.time.ms", ConfigType.INT, group="Connector", order=17, validators=(_non_negative,),
          doc="Maximum milliseconds the server waits for new change events on a getMore."),
     _key("extended.headers.enabled", ConfigType.BOOLEAN, "true", group="Connector", order=18,
@@ -135,6 +137,11 @@ def validate(props: Mapping[str, str]) -> list:  # type: ignore[type-arg]
                              ("collection.include.list", "collection.exclude.list")):
         if (message := _mutually_exclusive(props, include, exclude)) is not None:
             by_name[exclude].errors.append(message)
+    try:
+        if int(props.get("max.queue.size") or 8192) <= int(props.get("max.batch.size") or 2048):
+            by_name["max.queue.size"].errors.append("Must be larger than the maximum batch size")
+    except ValueError:
+        pass
     scope = (props.get("capture.scope") or "deployment").strip().lower()
     if scope in ("database", "collection") and not props.get("capture.target"):
         by_name["capture.target"].errors.append(f"A target is required for capture.scope={scope}")
@@ -156,6 +163,7 @@ class MongoDbConfig:
     collection_exclude: tuple[re.Pattern[str], ...]
     tombstones_on_delete: bool
     max_batch_size: int
+    max_queue_size: int
     max_await_time_ms: int
     extended_headers: bool
     user: str | None
@@ -190,6 +198,7 @@ class MongoDbConfig:
             collection_exclude=patterns("collection.exclude.list"),
             tombstones_on_delete=parse_bool(props.get("tombstones.on.delete"), True),
             max_batch_size=integer("max.batch.size", 2048),
+            max_queue_size=integer("max.queue.size", 8192),
             max_await_time_ms=integer("cursor.max.await.time.ms", 0),
             extended_headers=parse_bool(props.get("extended.headers.enabled"), True),
             user=props.get("mongodb.user") or None,
@@ -202,6 +211,24 @@ class MongoDbConfig:
 
 
 ALWAYS_EXCLUDED_DATABASES = frozenset(("admin", "config", "local"))
+
+
+class CollectionFilter:
+    """:func:`captured`, remembered per namespace (it runs for every change event)."""
+
+    def __init__(self, config: MongoDbConfig) -> None:
+        self._config = config
+        self._known: dict[tuple[str, str], bool] = {}
+
+    def __call__(self, db: str, coll: str) -> bool:
+        """Whether ``db.coll`` is captured."""
+        key = (db, coll)
+        result = self._known.get(key)
+        if result is None:
+            if len(self._known) > 100_000:
+                self._known.clear()
+            result = self._known[key] = captured(self._config, db, coll)
+        return result
 
 
 def captured(config: MongoDbConfig, db: str, coll: str) -> bool:

@@ -20,8 +20,9 @@ from pymongo.errors import PyMongoError
 from connect.api.errors import ConnectError, RetriableError
 from connect.api.records import SourceRecord
 from connect.api.task import SourceTask
-from connectors.mongodb.config import CaptureMode, CaptureScope, MongoDbConfig, captured
+from connectors.mongodb.config import CaptureMode, CaptureScope, CollectionFilter, MongoDbConfig
 from connectors.mongodb.events import ChangeEventConverter, decode_resume_token
+from connectors.mongodb.fetcher import ChangeStreamFetcher
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,7 @@ class MongoDbConnectorTask(SourceTask):
         self.config = MongoDbConfig.parse(props)
         self.name = props.get("name", "?")
         self.partition = {"server_id": self.config.topic_prefix}
+        self.captured = CollectionFilter(self.config)
         self.events = ChangeEventConverter(
             topic_prefix=self.config.topic_prefix,
             tombstones_on_delete=self.config.tombstones_on_delete,
@@ -83,8 +85,9 @@ class MongoDbConnectorTask(SourceTask):
         log.info("[%s|task-0] Starting change stream %s", self.name,
                  "after the stored resume token" if self._resume_token else
                  f"at {self._start_at}" if self._start_at else "at the current time")
-        self._stream: Any = None
-        self._open_stream()
+        self._fetcher: ChangeStreamFetcher | None = None
+        self._stopped = False
+        self._open_fetcher()
 
     def _watch_target(self) -> Any:
         scope, target = self.config.capture_scope, self.config.capture_target or ""
@@ -95,7 +98,11 @@ class MongoDbConnectorTask(SourceTask):
             return self.client[db][coll]
         return self.client
 
-    def _open_stream(self) -> None:
+    def _open_fetcher(self) -> None:
+        self._fetcher = ChangeStreamFetcher.open(self._open_stream, self.config.max_queue_size,
+                                                 f"{self.name}-task-0")
+
+    def _open_stream(self) -> Any:
         mode = self.config.capture_mode
         options: dict[str, Any] = {"batch_size": self.config.max_batch_size,
                                    "max_await_time_ms": self.config.max_await_time_ms or POLL_AWAIT_MS}
@@ -107,44 +114,43 @@ class MongoDbConnectorTask(SourceTask):
             options["resume_after"] = self._resume_token
         elif self._start_at is not None:
             options["start_at_operation_time"] = self._start_at
-        self._stream = self._watch_target().watch(_pipeline(self.config), **options)
+        return self._watch_target().watch(_pipeline(self.config), **options)
 
     def poll(self) -> list[SourceRecord] | None:
         """Up to ``max.batch.size`` events' records; returns after about half a second when idle."""
-        if self._stream is None:
+        if self._stopped:
+            return None
+        if self._fetcher is None:
             try:
-                self._open_stream()
+                self._open_fetcher()
             except PyMongoError as exc:
                 raise RetriableError(f"[{self.name}] Cannot reopen the change stream: {exc}") from exc
-        records: list[SourceRecord] = []
+        fetcher = self._fetcher
+        if fetcher is None:
+            return None
         try:
-            for _ in range(self.config.max_batch_size):
-                event = self._stream.try_next()
-                if event is None:
-                    break
-                self._resume_token = event["_id"]
-                ns = event.get("ns") or {}
-                if captured(self.config, ns.get("db", ""), ns.get("coll", "")):
-                    records.extend(self.events.to_records(event))
+            events = fetcher.take(self.config.max_batch_size, POLL_AWAIT_MS / 1000)
         except PyMongoError as exc:
-            self._close_stream()
-            if records:
-                log.warning("[%s|task-0] Change stream failed, will resume: %s", self.name, exc)
-                return records
+            self._close_fetcher()
             raise RetriableError(f"[{self.name}] Change stream failed, will resume: {exc}") from exc
+        records: list[SourceRecord] = []
+        for event in events:
+            self._resume_token = event["_id"]
+            ns = event.get("ns") or {}
+            if self.captured(ns.get("db", ""), ns.get("coll", "")):
+                records.extend(self.events.to_records(event))
         return records or None
 
-    def _close_stream(self) -> None:
-        stream, self._stream = self._stream, None
-        if stream is not None:
-            try:
-                stream.close()
-            except PyMongoError:
-                log.debug("[%s|task-0] Error closing the change stream", self.name, exc_info=True)
+    def _close_fetcher(self) -> None:
+        fetcher, self._fetcher = self._fetcher, None
+        if fetcher is not None:
+            fetcher.stop()
 
     def stop(self) -> None:
         """Called from another thread: closing the client makes a blocked poll return."""
+        self._stopped = True
+        if getattr(self, "_fetcher", None) is not None:
+            self._close_fetcher()
         client = getattr(self, "client", None)
         if client is not None:
-            self._close_stream()
             client.close()
