@@ -76,7 +76,8 @@ class WorkerSourceTask:
         self._flush_timeout = flush_timeout_ms / 1000
         self._stop = threading.Event()
         self._done = threading.Event()
-        self._send_error: Exception | None = None
+        self._send_error: BaseException | None = None
+        self._last_headers: tuple[tuple[Any, ...] | None, list[tuple[str, bytes]]] = (None, [])
         self._cancelled = False
         self._thread = threading.Thread(target=self.run, name=f"task-{task_id}", daemon=True)
 
@@ -184,8 +185,7 @@ class WorkerSourceTask:
                     self._submitted.remove(submitted)
                     return records[index:]
                 raise ConnectError(f"Failed to send record to {record.topic}: {exc}") from exc
-            future.add_callback(self._on_ack, submitted, original)
-            future.add_errback(self._on_error, record.topic)
+            future.add_both(self._on_done, submitted, original)
         return []
 
     def _transform(self, record: SourceRecord) -> SourceRecord | None:
@@ -200,18 +200,24 @@ class WorkerSourceTask:
         topic = record.topic
         key = self._conv.key.from_connect_data(topic, record.key_schema, record.key, record.headers)
         value = self._conv.value.from_connect_data(topic, record.value_schema, record.value, record.headers)
+        if record.headers is self._last_headers[0]:
+            return key, value, self._last_headers[1]
         headers = [(h.key, self._conv.header.from_connect_header(topic, h.key, h.schema, h.value) or b"")
                    for h in record.headers]
+        self._last_headers = (record.headers, headers)
         return key, value, headers
 
-    def _on_ack(self, submitted: SubmittedRecord, record: SourceRecord, _metadata: Any) -> None:
+    def _on_done(self, submitted: SubmittedRecord, record: SourceRecord, result: Any) -> None:
+        if isinstance(result, BaseException):
+            self._on_error(record.topic, result)
+            return
         submitted.ack()
         try:
             self._task.commit_record(record)
         except Exception:
             log.exception("%s commit_record failed", self.id)
 
-    def _on_error(self, topic: str, exc: Exception) -> None:
+    def _on_error(self, topic: str, exc: BaseException) -> None:
         log.error("%s Failed to send a record to %s: %s", self.id, topic, exc)
         self._send_error = exc
 

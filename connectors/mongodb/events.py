@@ -87,6 +87,7 @@ class ChangeEventConverter:
         self._tombstones = tombstones_on_delete
         self._delimiter = topic_delimiter
         self._clock_ms = clock_ms or _wall_clock_ms
+        self._partition = {"server_id": topic_prefix}
         self._headers: tuple[Header, ...] = ()
         if extended_headers:
             self._headers = (
@@ -99,7 +100,7 @@ class ChangeEventConverter:
     @property
     def source_partition(self) -> dict[str, str]:
         """The connector's single source partition."""
-        return {"server_id": self._prefix}
+        return self._partition
 
     def to_records(self, event: Mapping[str, Any]) -> list[SourceRecord]:
         """The records of one change-stream event: [data] or [data, tombstone]; [] for non-data events."""
@@ -112,13 +113,14 @@ class ChangeEventConverter:
         k_schema = key_schema(topic)
         v_schema = envelope_schema(topic)
         key = self._key(k_schema, event.get("documentKey"))
+        session = _session_txn(event) if "lsid" in event else None
         values = self._images(event, op)  # fields are added in schema order
-        values["source"] = self._source(event, db, coll)
+        values["source"] = self._source(event, db, coll, event.get("clusterTime"), session)
         values["op"] = op
         values["ts_ms"] = self._clock_ms()
         value = _struct(v_schema, values)
-        partition = self.source_partition
-        offset = self.offset(event)
+        partition = self._partition
+        offset = self.offset(event, session)
         record = SourceRecord(partition, offset, topic, None, k_schema, key, v_schema, value, None, self._headers)
         if op != "d" or not self._tombstones:
             return [record]
@@ -126,18 +128,20 @@ class ChangeEventConverter:
         return [record, tombstone]
 
     @staticmethod
-    def offset(event: Mapping[str, Any]) -> dict[str, Any]:
+    def offset(event: Mapping[str, Any], session: tuple[str, int] | None = None) -> dict[str, Any]:
         """The source offset after ``event``, keys in Debezium's (Java HashMap) order."""
         cluster_time = event.get("clusterTime")
         offset: dict[str, Any] = {
             "sec": cluster_time.time if cluster_time is not None else 0,
             "ord": cluster_time.inc if cluster_time is not None else 0,
         }
-        session = _session_txn(event)
-        if session is not None:
+        if session is None:
+            session = _session_txn(event)
+        if session is None:
+            offset["resume_token"] = encode_resume_token(event["_id"])
+        else:
             offset["lsid"] = session[0]
-        offset["resume_token"] = encode_resume_token(event["_id"])
-        if session is not None:
+            offset["resume_token"] = encode_resume_token(event["_id"])
             offset["txnNumber"] = session[1]
         return offset
 
@@ -168,9 +172,9 @@ class ChangeEventConverter:
                     payload["updateDescription"] = _update_description(description)
         return payload
 
-    def _source(self, event: Mapping[str, Any], db: str, coll: str) -> Struct:
+    def _source(self, event: Mapping[str, Any], db: str, coll: str, cluster_time: Any,
+                session: tuple[str, int] | None) -> Struct:
         """The ``source`` block (``snapshot`` stays unset: its schema default is ``false``)."""
-        cluster_time = event.get("clusterTime")
         wall = event.get("wallTime")
         wall_ms = extjson.datetime_millis(wall) if wall is not None else 0
         ts_ms = wall_ms if wall_ms else (cluster_time.time * 1000 if cluster_time is not None else 0)
@@ -185,7 +189,6 @@ class ChangeEventConverter:
             "collection": coll,
             "ord": cluster_time.inc if cluster_time is not None else 0,
         }
-        session = _session_txn(event)
         if session is not None:
             values["lsid"], values["txnNumber"] = session
         if wall_ms:
