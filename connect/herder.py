@@ -76,8 +76,14 @@ class Herder:
         self._queue.put(_WAKE)
         self._thread.join(timeout)
 
+    def _safe_reconcile(self) -> None:
+        try:
+            self._reconcile()
+        except Exception:
+            log.exception("Reconciling connectors and tasks failed; retrying on the next tick")
+
     def _run(self) -> None:
-        self._reconcile()
+        self._safe_reconcile()
         self.ready.set()
         log.info("Herder started")
         while not self._stop.is_set():
@@ -91,7 +97,7 @@ class Herder:
                 if item is not _WAKE:
                     self._execute(*item)
             if not self._stop.is_set():
-                self._reconcile()
+                self._safe_reconcile()
         self.worker.stop()
         log.info("Herder stopped")
 
@@ -214,13 +220,13 @@ class Herder:
         snap = self.config_store.snapshot()
         self._snapshot = snap
         self._stop_removed_connectors(snap)
-        self._forget_deleted(snap)
         for name in snap.connectors():
             self._reconcile_connector(name, snap)
         for name in sorted(self._reconfigure):
             self._publish_task_configs(name, snap)
         self._reconfigure.clear()
         self._reconcile_tasks(snap)
+        self._forget_deleted(snap)  # after the tasks stopped, so their last status writes are tombstoned too
 
     def _stop_removed_connectors(self, snap: ConfigState) -> None:
         for name in list(self.worker.connectors):

@@ -61,6 +61,11 @@ def test_create_read_update_delete(worker: Worker, stack: Any) -> None:
     assert worker.http.delete(f"/connectors/{name}").status_code == 204
     assert worker.http.delete(f"/connectors/{name}-2").status_code == 204
     assert worker.http.get("/connectors").json() == []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and worker.http.get(f"/connectors/{name}/tasks/0/status").status_code != 404:
+        time.sleep(0.2)
+    assert worker.http.get(f"/connectors/{name}/status").status_code == 404, "statuses are tombstoned on delete"
+    assert worker.http.get(f"/connectors/{name}/tasks/0/status").status_code == 404
     missing = worker.http.get(f"/connectors/{name}")
     assert missing.status_code == 404
     assert missing.json() == {"error_code": 404, "message": f"Connector {name} not found"}
