@@ -46,7 +46,7 @@ def ensure_compacted_topic(admin: KafkaAdminClient, spec: TopicSpec) -> None:
         log.info("Created internal topic %s (%s partitions, compacted)", spec.name, spec.partitions)
     except TopicAlreadyExistsError:
         log.debug("Internal topic %s exists already", spec.name)
-    policy = _cleanup_policy(admin, spec.name)
+    policy = cleanup_policy(admin, spec.name)
     if policy is not None and policy != "compact":
         raise ConnectError(
             f"Topic '{spec.name}' supplied via the internal topic configuration is required to have "
@@ -55,29 +55,16 @@ def ensure_compacted_topic(admin: KafkaAdminClient, spec: TopicSpec) -> None:
         )
 
 
-def _cleanup_policy(admin: KafkaAdminClient, topic: str) -> str | None:
+def cleanup_policy(admin: KafkaAdminClient, topic: str) -> str | None:
+    """The topic's ``cleanup.policy``, or None when it cannot be read."""
     resource = ConfigResource(ConfigResourceType.TOPIC, topic)
     try:
         result = admin.describe_configs([resource], config_filter="all")
-    except (KafkaError, TypeError) as exc:
+    except KafkaError as exc:
         log.warning("Could not read the cleanup policy of %s: %s", topic, exc)
         return None
-    return _find_config(result, "cleanup.policy")
-
-
-def _find_config(result: Any, name: str) -> str | None:
-    if isinstance(result, Mapping):
-        if result.get("name") == name or result.get("config_names") == name:
-            value = result.get("value", result.get("config_value"))
-            return None if value is None else str(value)
-        for item in result.values():
-            if (found := _find_config(item, name)) is not None:
-                return found
-    elif isinstance(result, list | tuple):
-        for item in result:
-            if (found := _find_config(item, name)) is not None:
-                return found
-    return None
+    entry = result.get("topic", {}).get(topic, {}).get("cleanup.policy") if isinstance(result, Mapping) else None
+    return None if not isinstance(entry, Mapping) or entry.get("value") is None else str(entry["value"])
 
 
 class KafkaLog:
