@@ -1,11 +1,16 @@
 """Reads a change stream on its own thread into a bounded queue (the role of Debezium's
-``BufferingChangeStreamCursor``): the next ``getMore`` travels while the task converts the previous batch."""
+``BufferingChangeStreamCursor``): the next ``getMore`` travels while the task converts the previous batch.
+
+Events cross the queue in lists (one per server batch, at most ``chunk`` events), not one by one: a queue
+hand-off per event cost more than decoding the event.
+"""
 
 from __future__ import annotations
 
 import logging
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -14,14 +19,22 @@ from pymongo.errors import PyMongoError
 log = logging.getLogger(__name__)
 
 _FAILED = object()
+CHUNK = 512
+
+
+def _buffered(stream: Any) -> bool:
+    """Whether the stream holds more events in memory (the next ``try_next`` needs no round trip)."""
+    data = getattr(getattr(stream, "_cursor", None), "_data", None)
+    return bool(data)
 
 
 class ChangeStreamFetcher:
-    """One change stream, read ahead into at most ``capacity`` events."""
+    """One change stream, read ahead into at most about ``capacity`` events."""
 
     def __init__(self, stream: Any, capacity: int, name: str) -> None:
         self._stream = stream
-        self._queue: queue.Queue[Any] = queue.Queue(maxsize=capacity)
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=max(2, capacity // CHUNK))
+        self._pending: deque[Any] = deque()
         self._stop = threading.Event()
         self._error: PyMongoError | None = None
         self._thread = threading.Thread(target=self._run, name=f"{name}-fetcher", daemon=True)
@@ -34,13 +47,21 @@ class ChangeStreamFetcher:
         return fetcher
 
     def _run(self) -> None:
+        batch: list[dict[str, Any]] = []
         try:
             while not self._stop.is_set():
                 event = self._stream.try_next()
                 if event is not None:
-                    self._put(event)
+                    batch.append(event)
+                    if len(batch) < CHUNK and _buffered(self._stream):
+                        continue
+                if batch:
+                    self._put(batch)
+                    batch = []
         except PyMongoError as exc:
             if not self._stop.is_set():
+                if batch:
+                    self._put(batch)
                 self._error = exc
                 self._put(_FAILED)
 
@@ -57,26 +78,32 @@ class ChangeStreamFetcher:
 
         Raises the stream's error once every event read before it has been taken.
         """
-        try:
-            first = self._queue.get(timeout=timeout)
-        except queue.Empty:
+        if not self._pending and not self._fill(timeout):
             return []
         events: list[dict[str, Any]] = []
-        item = first
-        while True:
-            if item is _FAILED:
+        while len(events) < max_items:
+            if not self._pending and not self._fill(None):
+                break
+            first = self._pending[0]
+            if first is _FAILED:
                 if events:
-                    self._queue.put(_FAILED)
-                    return events
+                    break
                 assert self._error is not None
                 raise self._error
-            events.append(item)
-            if len(events) >= max_items:
-                return events
-            try:
-                item = self._queue.get_nowait()
-            except queue.Empty:
-                return events
+            events.append(self._pending.popleft())
+        return events
+
+    def _fill(self, timeout: float | None) -> bool:
+        """Move one queued list into the pending events; False when none is available."""
+        try:
+            item = self._queue.get(timeout=timeout) if timeout is not None else self._queue.get_nowait()
+        except queue.Empty:
+            return False
+        if item is _FAILED:
+            self._pending.append(item)
+        else:
+            self._pending.extend(item)
+        return True
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop reading and close the stream; idempotent."""

@@ -26,14 +26,15 @@ from connectors.mongodb.fetcher import ChangeStreamFetcher
 
 log = logging.getLogger(__name__)
 
-_OPERATIONS = ("insert", "update", "replace", "delete")
 POLL_AWAIT_MS = 500
 
 
 def _pipeline(config: MongoDbConfig) -> list[dict[str, Any]]:
-    match: dict[str, Any] = {"operationType": {"$in": list(_OPERATIONS)},
-                             "ns.db": {"$nin": ["admin", "config", "local"]}}
-    return [{"$match": match}]
+    """No server-side stage: operation types and namespaces are filtered client-side, which is where
+    Debezium's filters are authoritative too (full-match, case-insensitive Python regexes that a server-side
+    ``$regexMatch`` would not always reproduce). A ``$match`` costs SecantusDB about 30 µs per event;
+    user stages (``cursor.pipeline``) are the way to push filtering to the server."""
+    return []
 
 
 def _client_options(config: MongoDbConfig) -> dict[str, Any]:
