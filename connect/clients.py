@@ -124,8 +124,8 @@ def producer(settings: Mapping[str, Any]) -> KafkaProducer:
     return KafkaProducer(**kwargs)
 
 
-def source_task_producer(bootstrap: str, client_id: str, overrides: Mapping[str, Any]) -> KafkaProducer:
-    """A producer with Kafka Connect's source-task defaults, then ``overrides`` (``producer.*`` keys)."""
+def source_task_producer_settings(bootstrap: str, client_id: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """Kafka Connect's source-task producer settings, then ``overrides`` (``producer.*`` keys)."""
     settings: dict[str, Any] = {
         "bootstrap.servers": bootstrap,
         "client.id": client_id,
@@ -140,7 +140,12 @@ def source_task_producer(bootstrap: str, client_id: str, overrides: Mapping[str,
         "retries": _INT_MAX,
     }
     settings.update(overrides)
-    return producer(settings)
+    return settings
+
+
+def source_task_producer(bootstrap: str, client_id: str, overrides: Mapping[str, Any]) -> KafkaProducer:
+    """A producer with Kafka Connect's source-task defaults, then ``overrides`` (``producer.*`` keys)."""
+    return producer(source_task_producer_settings(bootstrap, client_id, overrides))
 
 
 def consumer(settings: Mapping[str, Any]) -> KafkaConsumer:

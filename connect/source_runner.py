@@ -9,13 +9,12 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from connect.api.converter import Converter, HeaderConverter
 from connect.api.errors import ConnectError, RetriableError
 from connect.api.records import SourceRecord
 from connect.api.task import OffsetStorageReader, SourceTask
-from connect.clients import KafkaError, KafkaProducer
 from connect.offsets import OffsetReader, OffsetWriter, SubmittedRecord, SubmittedRecords
 from connect.storage.base import OffsetStore
 from connect.storage.config_state import ConnectorTaskId
@@ -24,6 +23,23 @@ log = logging.getLogger(__name__)
 
 Transform = Callable[[SourceRecord], SourceRecord | None]
 RETRY_BACKOFF_S = 0.1
+
+
+class SourceProducer(Protocol):
+    """What the loop needs of a producer (:mod:`connect.producer_process` has two)."""
+
+    def send(self, topic: str, *, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
+             partition: int | None, timestamp_ms: int | None) -> Any:
+        """Send one record; the result takes ``add_both(fn, *args)``."""
+
+    def dispatch(self) -> None:
+        """Send what was queued by ``send``."""
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Wait for every record sent so far."""
+
+    def close(self, timeout: float | None = None) -> None:
+        """Release the producer."""
 
 
 class TaskStatusListener:
@@ -59,7 +75,7 @@ class WorkerSourceTask:
     """Runs one :class:`SourceTask` until stopped; at-least-once delivery of its records."""
 
     def __init__(self, task_id: ConnectorTaskId, task: SourceTask, props: Mapping[str, str],
-                 converters: Converters, producer: KafkaProducer, offset_store: OffsetStore,
+                 converters: Converters, producer: SourceProducer, offset_store: OffsetStore,
                  listener: TaskStatusListener, *, flush_interval_ms: int, flush_timeout_ms: int,
                  transforms: Sequence[Transform] = ()) -> None:
         self.id = task_id
@@ -179,13 +195,17 @@ class WorkerSourceTask:
             try:
                 future = self._producer.send(record.topic, value=value, key=key, headers=headers,
                                              partition=record.kafka_partition, timestamp_ms=record.timestamp)
-            except KafkaError as exc:
-                if getattr(exc, "retriable", False):
-                    log.warning("%s Failed to send record, will retry: %s", self.id, exc)
-                    self._submitted.remove(submitted)
-                    return records[index:]
+            except RetriableError as exc:
+                log.warning("%s Failed to send record, will retry: %s", self.id, exc)
+                self._submitted.remove(submitted)
+                self._producer.dispatch()
+                return records[index:]
+            except ConnectError:
+                raise
+            except Exception as exc:
                 raise ConnectError(f"Failed to send record to {record.topic}: {exc}") from exc
             future.add_both(self._on_done, submitted, original)
+        self._producer.dispatch()
         return []
 
     def _transform(self, record: SourceRecord) -> SourceRecord | None:

@@ -16,7 +16,8 @@ from connect.api.connector import SourceConnector
 from connect.api.errors import ConnectError
 from connect.api.task import SourceTask
 from connect.config import WorkerConfig, prefixed
-from connect.source_runner import Converters, TaskStatusListener, WorkerSourceTask
+from connect.producer_process import ProcessProducer, ThreadProducer
+from connect.source_runner import Converters, SourceProducer, TaskStatusListener, WorkerSourceTask
 from connect.storage.base import OffsetStore, Status, StatusStore
 from connect.storage.config_state import ConnectorTaskId
 
@@ -131,10 +132,11 @@ class Worker(TaskStatusListener):
     def _build_task(self, task_id: ConnectorTaskId, task_props: Mapping[str, str],
                     connector_props: Mapping[str, str]) -> WorkerSourceTask:
         task: SourceTask = _load_task_class(task_props)()
-        producer = clients.source_task_producer(
-            self.config.bootstrap_servers, f"connector-producer-{task_id}",
-            {**prefixed(self.props, "producer."), **prefixed(connector_props, "producer.override.")},
-        )
+        overrides = {**prefixed(self.props, "producer."), **prefixed(connector_props, "producer.override.")}
+        in_process = overrides.pop("process.enable", "true").strip().lower() == "false"
+        client_id = f"connector-producer-{task_id}"
+        settings = clients.source_task_producer_settings(self.config.bootstrap_servers, client_id, overrides)
+        producer: SourceProducer = ThreadProducer(settings) if in_process else ProcessProducer(settings, client_id)
         return WorkerSourceTask(
             task_id, task, task_props, self._converters(connector_props), producer, self.offset_store, self,
             flush_interval_ms=self.config.offset_flush_interval_ms,

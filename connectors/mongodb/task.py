@@ -100,7 +100,7 @@ class MongoDbConnectorTask(SourceTask):
         return self.client
 
     def _open_fetcher(self) -> None:
-        self._fetcher = ChangeStreamFetcher.open(self._open_stream, self.config.max_queue_size,
+        self._fetcher = ChangeStreamFetcher.open(self._open_stream, self.config.max_batch_size,
                                                  f"{self.name}-task-0")
 
     def _open_stream(self) -> Any:
