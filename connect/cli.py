@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,14 +25,7 @@ log = logging.getLogger(__name__)
 LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s) [%(threadName)s]"
 
 
-def _setup_threads() -> None:
-    """Hand the GIL over sooner (default 5 ms): the change-stream fetcher, the producer's I/O thread and
-    the task thread form a pipeline, and a thread woken by I/O should not wait a full interval."""
-    sys.setswitchinterval(float(os.environ.get("CONNECT_SWITCH_INTERVAL", "0.001")))
-
-
 def _setup_logging() -> None:
-    _setup_threads()
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stdout)
     logging.getLogger("kafka").setLevel(logging.WARNING)
     logging.getLogger("pymongo").setLevel(logging.WARNING)
