@@ -1,0 +1,52 @@
+"""What every router shares: awaiting herder futures, the herder of a request, JSON bodies, route helpers."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from concurrent.futures import Future
+from typing import Any, TypeVar
+
+import orjson
+from fastapi import APIRouter, Request
+
+from connect.errors import BadRequestError, ConnectRestError
+from connect.herder import Herder
+
+T = TypeVar("T")
+REQUEST_TIMEOUT_S = 90.0
+
+
+async def await_future(future: Future[T]) -> T:
+    """Wait for a herder future (90 s, as Connect), mapping a timeout to Connect's 500."""
+    try:
+        return await asyncio.wait_for(asyncio.wrap_future(future), REQUEST_TIMEOUT_S)
+    except TimeoutError as exc:
+        raise ConnectRestError(500, "Request timed out") from exc
+
+
+def herder_of(request: Request) -> Herder:
+    """The herder the app serves."""
+    herder: Herder = request.app.state.herder
+    return herder
+
+
+async def json_body(request: Request) -> Any:
+    """The parsed JSON body; a malformed or empty body is a 400 naming the problem."""
+    raw = await request.body()
+    if not raw.strip():
+        raise BadRequestError("Request body is empty; a JSON object is expected")
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise BadRequestError(f"Cannot parse the request body as JSON: {exc}") from exc
+
+
+def route(router: APIRouter, method: str, path: str, **kwargs: Any) -> Callable[[Any], Any]:
+    """Register ``path`` with and without a trailing slash (Jersey accepts both; no redirects)."""
+    def decorate(fn: Any) -> Any:
+        router.add_api_route(path or "/", fn, methods=[method], **kwargs)
+        if path:
+            router.add_api_route(path + "/", fn, methods=[method], include_in_schema=False, **kwargs)
+        return fn
+    return decorate

@@ -1,0 +1,121 @@
+"""``/connectors``: create, read, update, delete connectors and read their status and tasks."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+
+from connect.api.errors import NotFoundError
+from connect.config import string_values
+from connect.errors import BadRequestError
+from connect.storage.config_state import TargetState
+from rest import models
+from rest.common import await_future, herder_of, json_body, route
+
+router = APIRouter()
+
+
+@route(router, "GET", "/connectors")
+async def list_connectors(request: Request, expand: list[str] = Query(default=[])) -> Any:  # noqa: B008
+    herder = herder_of(request)
+    names = herder.connectors()
+    if not expand:
+        return names
+    result: dict[str, Any] = {}
+    for name in names:
+        entry: dict[str, Any] = {}
+        try:
+            if "status" in expand:
+                entry["status"] = models.connector_state(herder.connector_status(name))
+            if "info" in expand:
+                entry["info"] = models.connector_info(herder.connector_info(name))
+        except NotFoundError:
+            continue
+        result[name] = entry
+    return result
+
+
+@route(router, "POST", "/connectors")
+async def create_connector(request: Request) -> Response:
+    body = await json_body(request)
+    try:
+        parsed = models.CreateConnectorRequest.model_validate(body)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "body"
+        raise BadRequestError(f"Invalid request body at '{where}': {err['msg']}") from exc
+    name = (parsed.name or "").strip()
+    config = string_values(parsed.config or {})
+    if "name" in config and config["name"] != name:
+        raise BadRequestError(f"Connector name configuration ({config['name']}) doesn't match connector name "
+                              f"in the URL ({name})")
+    config["name"] = name
+    initial = _initial_state(parsed.initial_state)
+    created = await await_future(herder_of(request).put_connector_config(name, config, allow_replace=False,
+                                                                 initial_state=initial))
+    location = f"{str(request.base_url).rstrip('/')}/connectors/{quote(name, safe='')}"
+    return JSONResponse(models.connector_info(created.info), status_code=201, headers={"Location": location})
+
+
+def _initial_state(value: str | None) -> TargetState | None:
+    if value is None:
+        return None
+    mapping = {"RUNNING": TargetState.STARTED, "PAUSED": TargetState.PAUSED, "STOPPED": TargetState.STOPPED}
+    state = mapping.get(value.strip().upper())
+    if state is None:
+        raise BadRequestError(f"Invalid initial state {value}; must be one of RUNNING, PAUSED, STOPPED")
+    return state
+
+
+@route(router, "GET", "/connectors/{connector}")
+async def connector_info(connector: str, request: Request) -> dict[str, Any]:
+    return models.connector_info(herder_of(request).connector_info(connector))
+
+
+@route(router, "GET", "/connectors/{connector}/config")
+async def connector_config(connector: str, request: Request) -> dict[str, str]:
+    return herder_of(request).connector_config(connector)
+
+
+@route(router, "PUT", "/connectors/{connector}/config")
+async def put_connector_config(connector: str, request: Request) -> Response:
+    body = await json_body(request)
+    if not isinstance(body, dict):
+        raise BadRequestError("The connector config must be a JSON object of strings")
+    config = string_values(body)
+    if "name" in config and config["name"] != connector:
+        raise BadRequestError(f"Connector name configuration ({config['name']}) doesn't match connector name "
+                              f"in the URL ({connector})")
+    config["name"] = connector
+    created = await await_future(herder_of(request).put_connector_config(connector, config, allow_replace=True))
+    if created.created:
+        location = f"{str(request.base_url).rstrip('/')}/connectors/{quote(connector, safe='')}"
+        return JSONResponse(models.connector_info(created.info), status_code=201, headers={"Location": location})
+    return JSONResponse(models.connector_info(created.info), status_code=200)
+
+
+@route(router, "GET", "/connectors/{connector}/status")
+async def connector_status(connector: str, request: Request) -> dict[str, Any]:
+    return models.connector_state(herder_of(request).connector_status(connector))
+
+
+@route(router, "GET", "/connectors/{connector}/tasks")
+async def connector_tasks(connector: str, request: Request) -> list[dict[str, Any]]:
+    return [models.task_info(t) for t in herder_of(request).task_infos(connector)]
+
+
+@route(router, "GET", "/connectors/{connector}/tasks/{task}/status")
+async def task_status(connector: str, task: int, request: Request) -> dict[str, Any]:
+    return models.state(herder_of(request).task_status(connector, task))
+
+
+@route(router, "DELETE", "/connectors/{connector}")
+async def delete_connector(connector: str, request: Request) -> Response:
+    await await_future(herder_of(request).delete_connector(connector))
+    return Response(status_code=204)
+
+
