@@ -196,6 +196,120 @@ class Herder:
             log.info("[%s] Connector deleted", name)
         return self.submit(delete)
 
+    def patch_connector_config(self, name: str, patch: Mapping[str, str | None]) -> Future[Created]:
+        """Merge ``patch`` into the stored config (a None value removes the key), validate, write."""
+        current = self._config(name)
+        merged = {k: v for k, v in {**current, **patch}.items() if v is not None}
+        merged["name"] = name
+        return self.put_connector_config(name, merged, allow_replace=True)
+
+    def _exists(self, name: str, message: str) -> None:
+        self.config_store.refresh(30)
+        if name not in self.config_store.snapshot().connector_configs:
+            raise NotFoundError(message)
+
+    def pause_connector(self, name: str) -> Future[None]:
+        """Target state PAUSED: tasks stop polling but keep their resources."""
+        return self.submit(lambda: self._set_target(name, TargetState.PAUSED))
+
+    def resume_connector(self, name: str) -> Future[None]:
+        """Target state STARTED (from PAUSED or STOPPED)."""
+        return self.submit(lambda: self._set_target(name, TargetState.STARTED))
+
+    def stop_connector(self, name: str) -> Future[None]:
+        """Target state STOPPED: an empty task set first, then the state (tasks shut down, offsets kept)."""
+        def stop() -> None:
+            self._exists(name, f"Unknown connector {name}")
+            self.config_store.put_task_configs(name, [])
+            self.config_store.put_target_state(name, TargetState.STOPPED)
+        return self.submit(stop)
+
+    def _set_target(self, name: str, state: TargetState) -> None:
+        self._exists(name, f"Unknown connector {name}")
+        self.config_store.put_target_state(name, state)
+
+    def restart_connector(self, name: str, include_tasks: bool, only_failed: bool) -> Future[ConnectorStateInfo | None]:
+        """KIP-745 restart: None for a plain restart (done now), else the state showing RESTARTING."""
+        def restart() -> ConnectorStateInfo | None:
+            self._exists(name, f"Unknown connector: {name}")
+            if not include_tasks and not only_failed:
+                self._restart_instance(name)
+                return None
+            if self.status_store.connector(name) is None:
+                raise NotFoundError(f"Status for connector {name} not found")
+            self._mark_restarting(name, include_tasks, only_failed)
+            self.config_store.put_restart_request(name, include_tasks, only_failed)
+            return self.connector_status(name)
+        return self.submit(restart)
+
+    def _restart_plan(self, name: str, include_tasks: bool, only_failed: bool,
+                      failed: tuple[str, ...] = ("FAILED",)) -> tuple[bool, list[ConnectorTaskId]]:
+        """What a restart request covers: the connector unless only failed ones are asked for, and tasks."""
+        status = self.status_store.connector(name)
+        connector = not only_failed or (status is not None and status.state in failed)
+        tasks = [] if not include_tasks else [
+            ConnectorTaskId(name, n) for n, s in sorted(self.status_store.tasks(name).items())
+            if not only_failed or s.state in failed
+        ]
+        return connector, tasks
+
+    def _mark_restarting(self, name: str, include_tasks: bool, only_failed: bool) -> None:
+        connector, tasks = self._restart_plan(name, include_tasks, only_failed)
+        if connector:
+            self.worker.put_connector_state(name, "RESTARTING")
+        for task_id in tasks:
+            self.worker.put_task_state(task_id, "RESTARTING")
+
+    def _restart_from_request(self, name: str, include_tasks: bool, only_failed: bool) -> None:
+        """Carry out a restart request read from the config topic (marked RESTARTING when it was made)."""
+        if name not in self._snapshot.connector_configs:
+            return
+        connector, tasks = self._restart_plan(name, include_tasks, only_failed, ("FAILED", "RESTARTING"))
+        if connector:
+            self._restart_instance(name)
+        for task_id in tasks:
+            self._restart_task_now(task_id)
+
+    def _restart_instance(self, name: str) -> None:
+        config = self._snapshot.connector_configs.get(name)
+        if config is None or self._snapshot.target_state(name) is TargetState.STOPPED:
+            return
+        self._failed_connectors.pop(name, None)
+        self.worker.stop_connector(name, report=False)
+        if self.worker.start_connector(name, config):
+            self._reconfigure.add(name)
+        else:
+            self._failed_connectors[name] = config
+
+    def restart_task(self, name: str, task: int) -> Future[None]:
+        """Restart one task (stop it, start it again with its config)."""
+        def restart() -> None:
+            self._exists(name, f"Unknown connector: {name}")
+            task_id = ConnectorTaskId(name, task)
+            if task_id not in self._snapshot.task_configs:
+                raise NotFoundError(f"Unknown task: {task_id}")
+            self._restart_task_now(task_id)
+        return self.submit(restart)
+
+    def _restart_task_now(self, task_id: ConnectorTaskId) -> None:
+        config = self._snapshot.task_configs.get(task_id)
+        if config is None:
+            return
+        self.worker.stop_tasks([task_id])
+        self._assigned.pop(task_id, None)
+        self.worker.start_task(task_id, config, self._snapshot.connector_configs[task_id.connector])
+        self._assigned[task_id] = config
+
+    def health(self, timeout: float = 10.0) -> str:
+        """``healthy``, ``starting`` or ``unhealthy``, as KIP-1017 checks it: a no-op through the herder."""
+        if not self.ready.is_set():
+            return "starting"
+        try:
+            self.submit(lambda: None).result(timeout)
+        except Exception:  # noqa: BLE001 - any failure or timeout means unhealthy
+            return "unhealthy"
+        return "healthy"
+
     def request_task_reconfiguration(self, name: str) -> None:
         """Called by a connector (any thread): recompute its task configs."""
         self.submit(lambda: self._reconfigure.add(name))
@@ -219,6 +333,8 @@ class Herder:
     def _reconcile(self) -> None:
         snap = self.config_store.snapshot()
         self._snapshot = snap
+        for request in self.config_store.take_restart_requests():
+            self._restart_from_request(request.connector, request.include_tasks, request.only_failed)
         self._stop_removed_connectors(snap)
         for name in snap.connectors():
             self._reconcile_connector(name, snap)
@@ -232,6 +348,10 @@ class Herder:
         for name in list(self.worker.connectors):
             if name not in snap.connector_configs or snap.target_state(name) is TargetState.STOPPED:
                 self.worker.stop_connector(name, report=False)
+        for name, count in snap.task_counts.items():
+            for number in self.status_store.tasks(name):
+                if number >= count and ConnectorTaskId(name, number) not in self._assigned:
+                    self.status_store.put_task(ConnectorTaskId(name, number), None)
 
     def _forget_deleted(self, snap: ConfigState) -> None:
         for name in self._known - set(snap.connector_configs):
@@ -243,20 +363,23 @@ class Herder:
 
     def _reconcile_connector(self, name: str, snap: ConfigState) -> None:
         config = snap.connector_configs[name]
-        if snap.target_state(name) is TargetState.STOPPED:
+        target = snap.target_state(name)
+        if target is TargetState.STOPPED:
+            if snap.task_counts.get(name):
+                self.config_store.put_task_configs(name, [])
+            self.worker.put_connector_state(name, "STOPPED")
             return
         running = self.worker.connectors.get(name)
-        if running is not None and running[1] == config:
-            return
-        if self._failed_connectors.get(name) == config:
-            return
-        if running is not None:
-            self.worker.stop_connector(name, report=False)
-        if self.worker.start_connector(name, config):
-            self._failed_connectors.pop(name, None)
-            self._reconfigure.add(name)
-        else:
-            self._failed_connectors[name] = config
+        if not (running is not None and running[1] == config) and self._failed_connectors.get(name) != config:
+            if running is not None:
+                self.worker.stop_connector(name, report=False)
+            if self.worker.start_connector(name, config):
+                self._failed_connectors.pop(name, None)
+                self._reconfigure.add(name)
+            else:
+                self._failed_connectors[name] = config
+        if name in self.worker.connectors:
+            self.worker.put_connector_state(name, "PAUSED" if target is TargetState.PAUSED else "RUNNING")
 
     def _publish_task_configs(self, name: str, snap: ConfigState) -> None:
         if name not in self.worker.connectors:
@@ -287,6 +410,12 @@ class Herder:
             if tid not in self._assigned:
                 self.worker.start_task(tid, desired[tid], snap.connector_configs[tid.connector])
                 self._assigned[tid] = desired[tid]
+            runner = self.worker.tasks.get(tid)
+            if runner is not None:
+                if snap.target_state(tid.connector) is TargetState.PAUSED:
+                    runner.pause()
+                else:
+                    runner.resume()
 
 
 def _java_map(props: Mapping[str, str]) -> str:

@@ -54,6 +54,15 @@ class TaskStatusListener:
     def on_shutdown(self, task_id: ConnectorTaskId) -> None:
         """The task stopped."""
 
+    def on_pause(self, task_id: ConnectorTaskId) -> None:
+        """The task was paused."""
+
+    def on_resume(self, task_id: ConnectorTaskId) -> None:
+        """The task was resumed."""
+
+    def on_topic(self, task_id: ConnectorTaskId, topic: str) -> None:
+        """The task produced to ``topic`` for the first time (topic tracking)."""
+
 
 @dataclass(frozen=True, slots=True)
 class _Context:
@@ -92,6 +101,8 @@ class WorkerSourceTask:
         self._flush_timeout = flush_timeout_ms / 1000
         self._stop = threading.Event()
         self._done = threading.Event()
+        self._paused = threading.Event()
+        self._topics: set[str] = set()
         self._send_error: BaseException | None = None
         self._last_headers: tuple[tuple[Any, ...] | None, list[tuple[str, bytes]]] = (None, [])
         self._cancelled = False
@@ -108,6 +119,23 @@ class WorkerSourceTask:
             self._task.stop()
         except Exception:
             log.exception("%s Task threw an exception while being stopped", self.id)
+
+    def pause(self) -> None:
+        """Stop polling until :meth:`resume` (the task keeps its resources and offsets)."""
+        if not self._paused.is_set():
+            self._paused.set()
+            self._report(self._listener.on_pause)
+
+    def resume(self) -> None:
+        """Poll again after :meth:`pause`."""
+        if self._paused.is_set():
+            self._paused.clear()
+            self._report(self._listener.on_resume)
+
+    @property
+    def paused(self) -> bool:
+        """True while paused."""
+        return self._paused.is_set()
 
     def await_stop(self, timeout: float) -> bool:
         """Wait for the task thread to end; True when it did."""
@@ -165,15 +193,24 @@ class WorkerSourceTask:
             if self._send_error is not None:
                 raise ConnectError(f"Unrecoverable exception from producer send callback: {self._send_error}") \
                     from self._send_error
+            if self._paused.is_set() and not pending:
+                self._stop.wait(0.1)
+                next_flush = self._commit_if_due(next_flush)
+                continue
             if not pending:
                 pending = self._poll()
             if pending:
                 pending = self._send(pending)
                 if pending:
                     self._stop.wait(RETRY_BACKOFF_S)
-            if time.monotonic() >= next_flush:
-                self._commit_offsets()
-                next_flush = time.monotonic() + self._flush_interval
+            next_flush = self._commit_if_due(next_flush)
+
+    def _commit_if_due(self, next_flush: float) -> float:
+        """Commit offsets when ``next_flush`` has passed; returns the next deadline."""
+        if time.monotonic() < next_flush:
+            return next_flush
+        self._commit_offsets()
+        return time.monotonic() + self._flush_interval
 
     def _poll(self) -> list[SourceRecord]:
         try:
@@ -191,6 +228,9 @@ class WorkerSourceTask:
                 self._task.commit_record(original)
                 continue
             key, value, headers = self._convert(record)
+            if record.topic not in self._topics:
+                self._topics.add(record.topic)
+                self._listener.on_topic(self.id, record.topic)
             submitted = self._submitted.submit(record.source_partition, record.source_offset)
             try:
                 future = self._producer.send(record.topic, value=value, key=key, headers=headers,

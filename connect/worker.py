@@ -7,6 +7,7 @@ status changes are written to the status store as they happen.
 from __future__ import annotations
 
 import logging
+import time
 import traceback
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -66,6 +67,26 @@ class Worker(TaskStatusListener):
 
     def on_shutdown(self, task_id: ConnectorTaskId) -> None:
         self.status_store.put_task(task_id, self._status("UNASSIGNED"))
+
+    def on_pause(self, task_id: ConnectorTaskId) -> None:
+        self.status_store.put_task(task_id, self._status("PAUSED"))
+
+    def on_resume(self, task_id: ConnectorTaskId) -> None:
+        self.status_store.put_task(task_id, self._status("RUNNING"))
+
+    def on_topic(self, task_id: ConnectorTaskId, topic: str) -> None:
+        if self.props.get("topic.tracking.enable", "true").strip().lower() != "false":
+            self.status_store.put_topic(task_id.connector, task_id.task, topic, time.time_ns() // 1_000_000)
+
+    def put_connector_state(self, name: str, state: str) -> None:
+        """Record a connector state decided by the herder (PAUSED, STOPPED, RESTARTING, RUNNING)."""
+        current = self.status_store.connector(name)
+        if current is None or current.state != state or current.worker_id != self.worker_id:
+            self.status_store.put_connector(name, self._status(state))
+
+    def put_task_state(self, task_id: ConnectorTaskId, state: str) -> None:
+        """Record a task state decided by the herder (RESTARTING)."""
+        self.status_store.put_task(task_id, self._status(state))
 
     def _connector_failed(self, name: str, exc: BaseException) -> None:
         log.error("[%s] Connector failed", name, exc_info=exc)

@@ -9,9 +9,10 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
+from connect import offsets_admin
 from connect.api.errors import NotFoundError
 from connect.config import string_values
-from connect.errors import BadRequestError
+from connect.errors import BadRequestError, ConnectRestError
 from connect.storage.config_state import TargetState
 from rest import models
 from rest.common import await_future, herder_of, json_body, route
@@ -119,3 +120,88 @@ async def delete_connector(connector: str, request: Request) -> Response:
     return Response(status_code=204)
 
 
+
+
+@route(router, "PATCH", "/connectors/{connector}/config")
+async def patch_connector_config(connector: str, request: Request) -> Response:
+    body = await json_body(request)
+    if not isinstance(body, dict):
+        raise BadRequestError("The config patch must be a JSON object")
+    patch = {k: None if v is None else string_values({k: v})[k] for k, v in body.items()}
+    if patch.get("name") not in (None, connector):
+        raise BadRequestError(f"Connector name configuration ({patch['name']}) doesn't match connector name "
+                              f"in the URL ({connector})")
+    updated = await await_future(herder_of(request).patch_connector_config(connector, patch))
+    return JSONResponse(models.connector_info(updated.info), status_code=200)
+
+
+@route(router, "PUT", "/connectors/{connector}/pause")
+async def pause_connector(connector: str, request: Request) -> Response:
+    await await_future(herder_of(request).pause_connector(connector))
+    return Response(status_code=202)
+
+
+@route(router, "PUT", "/connectors/{connector}/resume")
+async def resume_connector(connector: str, request: Request) -> Response:
+    await await_future(herder_of(request).resume_connector(connector))
+    return Response(status_code=202)
+
+
+@route(router, "PUT", "/connectors/{connector}/stop")
+async def stop_connector(connector: str, request: Request) -> Response:
+    await await_future(herder_of(request).stop_connector(connector))
+    return Response(status_code=204)
+
+
+@route(router, "POST", "/connectors/{connector}/restart")
+async def restart_connector(connector: str, request: Request, includeTasks: bool = False,
+                            onlyFailed: bool = False) -> Response:
+    state = await await_future(herder_of(request).restart_connector(connector, includeTasks, onlyFailed))
+    if state is None:
+        return Response(status_code=204)
+    return JSONResponse(models.connector_state(state), status_code=202)
+
+
+@route(router, "POST", "/connectors/{connector}/tasks/{task}/restart")
+async def restart_task(connector: str, task: int, request: Request) -> Response:
+    await await_future(herder_of(request).restart_task(connector, task))
+    return Response(status_code=204)
+
+
+@route(router, "GET", "/connectors/{connector}/offsets")
+async def connector_offsets(connector: str, request: Request) -> dict[str, Any]:
+    return {"offsets": offsets_admin.connector_offsets(herder_of(request), connector)}
+
+
+@route(router, "PATCH", "/connectors/{connector}/offsets")
+async def alter_offsets(connector: str, request: Request) -> dict[str, str]:
+    body = await json_body(request)
+    message = await await_future(offsets_admin.alter_offsets(herder_of(request), connector, body))
+    return {"message": message}
+
+
+@route(router, "DELETE", "/connectors/{connector}/offsets")
+async def reset_offsets(connector: str, request: Request) -> dict[str, str]:
+    message = await await_future(offsets_admin.reset_offsets(herder_of(request), connector))
+    return {"message": message}
+
+
+def _tracking(request: Request, reset: bool = False) -> None:
+    props = herder_of(request).worker.props
+    if props.get("topic.tracking.enable", "true").strip().lower() == "false":
+        raise ConnectRestError(403, "Topic tracking is disabled.")
+    if reset and props.get("topic.tracking.allow.reset", "true").strip().lower() == "false":
+        raise ConnectRestError(403, "Topic tracking reset is disabled.")
+
+
+@route(router, "GET", "/connectors/{connector}/topics")
+async def connector_topics(connector: str, request: Request) -> dict[str, Any]:
+    _tracking(request)
+    return {connector: {"topics": herder_of(request).status_store.topics(connector)}}
+
+
+@route(router, "PUT", "/connectors/{connector}/topics/reset")
+async def reset_connector_topics(connector: str, request: Request) -> Response:
+    _tracking(request, reset=True)
+    herder_of(request).status_store.reset_topics(connector)
+    return Response(status_code=202)

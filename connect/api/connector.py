@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import ClassVar, Protocol
+from typing import Any, ClassVar, Protocol
 
 from connect.api.config import ConfigDef, ConfigValue
 
@@ -56,3 +56,9 @@ class SourceConnector(ABC):
     def validate(self, props: Mapping[str, str]) -> list[ConfigValue]:
         """Validate ``props``; the default checks them against :meth:`config`."""
         return self.config().validate(props)
+
+    def alter_offsets(self, props: Mapping[str, str], offsets: Mapping[tuple[tuple[str, Any], ...], Any]) -> bool:
+        """Called before the framework alters or resets (offset None) this connector's offsets while it is
+        STOPPED. Raise :class:`~connect.api.errors.ConnectError` to refuse; return True when the connector
+        manages no offsets elsewhere, so the new offsets are the whole truth."""
+        return False

@@ -113,6 +113,7 @@ class StatusStore:
 
     def __init__(self) -> None:
         self._cache: dict[str, Status] = {}
+        self._topics: set[tuple[str, str]] = set()
         self._lock = threading.Lock()
 
     def connector(self, name: str) -> Status | None:
@@ -139,6 +140,40 @@ class StatusStore:
     def put_task(self, task_id: ConnectorTaskId, status: Status | None) -> None:
         """Record (or with None, delete) a task status."""
         self._put(f"status-task-{task_id}", status)
+
+    def topics(self, connector: str) -> list[str]:
+        """Topics the connector's tasks have produced to (topic tracking), sorted."""
+        with self._lock:
+            return sorted(name for name, c in self._topics if c == connector)
+
+    def put_topic(self, connector: str, task: int, topic: str, discovered_ms: int) -> None:
+        """Record that ``connector`` uses ``topic`` (once)."""
+        with self._lock:
+            if (topic, connector) in self._topics:
+                return
+            self._topics.add((topic, connector))
+        value = {"topic": {"name": topic, "connector": connector, "task": task, "discoverTimestamp": discovered_ms}}
+        self._write_raw(f"status-topic-{topic}:connector-{connector}", codec.dumps(value))
+
+    def reset_topics(self, connector: str) -> None:
+        """Forget the topics of ``connector`` (tombstones)."""
+        with self._lock:
+            gone = [(t, c) for t, c in self._topics if c == connector]
+            self._topics.difference_update(gone)
+        for topic, _ in gone:
+            self._write_raw(f"status-topic-{topic}:connector-{connector}", None)
+
+    def _write_raw(self, key: str, value: bytes | None) -> None:
+        """Persist a raw status-topic record (nothing to do in memory)."""
+
+    def _topic_record(self, key: str, value: bytes | None) -> None:
+        """Apply a ``status-topic-<topic>:connector-<c>`` record read back from storage."""
+        topic, _, connector = key.removeprefix("status-topic-").rpartition(":connector-")
+        with self._lock:
+            if value is None:
+                self._topics.discard((topic, connector))
+            else:
+                self._topics.add((topic, connector))
 
     def _cache_put(self, key: str, status: Status | None) -> None:
         with self._lock:

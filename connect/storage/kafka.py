@@ -41,8 +41,9 @@ class KafkaConfigStore(ConfigStore):
         self._log = KafkaLog(topic, client_settings, self._on_record)
 
     def start(self) -> None:
-        """Read the config topic to its end."""
+        """Read the config topic to its end (restart requests already in it are history, not work)."""
         self._log.start()
+        self.take_restart_requests()
 
     def refresh(self, timeout: float) -> None:
         """Read to the end of the topic."""
@@ -151,8 +152,14 @@ class KafkaStatusStore(StatusStore):
         self._cache_put(key, status)
         self._log.send(key.encode(), None if status is None else status.to_json())
 
+    def _write_raw(self, key: str, value: bytes | None) -> None:
+        self._log.send(key.encode(), value)
+
     def _on_record(self, key: bytes | None, value: bytes | None, _partition: int, _offset: int) -> None:
-        if key is None or not key.startswith(b"status-") or key.startswith(b"status-topic-"):
+        if key is not None and key.startswith(b"status-topic-"):
+            self._topic_record(key.decode(), value)
+            return
+        if key is None or not key.startswith(b"status-"):
             return
         parsed = codec.loads(value)
         self._cache_put(key.decode(), None if parsed is None else Status.from_json(parsed))

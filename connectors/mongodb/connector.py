@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from typing import Any
 
 from connect.api.config import ConfigDef, ConfigValue
 from connect.api.connector import SourceConnector
@@ -45,6 +46,22 @@ class MongoDbConnector(SourceConnector):
     def config(self) -> ConfigDef:
         """The connector's keys."""
         return mongo_config.CONFIG_DEF
+
+    def alter_offsets(self, props: Mapping[str, str], offsets: Mapping[tuple[tuple[str, Any], ...], Any]) -> bool:
+        """Accept a reset (re-stream from "now", or re-snapshot once snapshots exist) or a rewind to a stored
+        position; the partition must be ``{"server_id": <topic.prefix>}`` and an offset needs a
+        ``resume_token`` string or ``sec``/``ord`` integers."""
+        prefix = props.get("topic.prefix")
+        for partition, offset in offsets.items():
+            if dict(partition) != {"server_id": prefix}:
+                raise ConnectError(f"Unknown source partition {dict(partition)}; expected {{'server_id': '{prefix}'}}")
+            if offset is None:
+                continue
+            token = offset.get("resume_token")
+            has_time = isinstance(offset.get("sec"), int) and isinstance(offset.get("ord"), int)
+            if not (isinstance(token, str) and token) and not has_time:
+                raise ConnectError("An offset needs a 'resume_token' string or 'sec' and 'ord' integers")
+        return True
 
     def validate(self, props: Mapping[str, str]) -> list[ConfigValue]:
         """Key checks plus the cross-key ones (mutually exclusive filters, capture target)."""

@@ -1,0 +1,103 @@
+"""KIP-875 offset administration of STOPPED connectors: list, alter and reset their source offsets (the
+``/connectors/{c}/offsets`` endpoints). Runs on the herder thread, so it never races a restart."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from concurrent.futures import Future
+from typing import Any
+
+from connect import plugins
+from connect.api.errors import ConnectError, NotFoundError
+from connect.errors import BadRequestError
+from connect.herder import Herder
+from connect.storage import codec
+from connect.storage.config_state import TargetState
+
+ALTERED = "The offsets for this connector have been altered successfully"
+RESET = "The offsets for this connector have been reset successfully"
+FRAMEWORK_ALTERED = ("The Connect framework-managed offsets for this connector have been altered successfully. "
+                     "However, if this connector manages offsets externally, they will need to be manually altered "
+                     "in the system that the connector uses.")
+FRAMEWORK_RESET = ("The Connect framework-managed offsets for this connector have been reset successfully. "
+                   "However, if this connector manages offsets externally, they will need to be manually reset in "
+                   "the system that the connector uses.")
+
+
+def connector_offsets(herder: Herder, name: str) -> list[dict[str, Any]]:
+    """``[{"partition": {...}, "offset": {...}}]`` of the connector (served locally, never forwarded)."""
+    herder.connector_config(name)
+    result = []
+    for key, value in herder.worker.offset_store.items():
+        parsed = codec.loads(key)
+        if isinstance(parsed, list) and len(parsed) == 2 and parsed[0] == name and isinstance(parsed[1], dict):
+            result.append({"partition": parsed[1], "offset": codec.loads(value)})
+    return result
+
+
+def _require_stopped(herder: Herder, name: str) -> dict[str, str]:
+    herder.config_store.refresh(30)
+    snap = herder.config_store.snapshot()
+    config = snap.connector_configs.get(name)
+    if config is None:
+        raise NotFoundError(f"Connector {name} not found")
+    if snap.target_state(name) is not TargetState.STOPPED or snap.task_counts.get(name, 0) > 0:
+        raise BadRequestError(
+            "Connectors must be in the STOPPED state before their offsets can be modified. This can be done for "
+            f"the specified connector by issuing a 'PUT' request to the '/connectors/{name}/stop' endpoint")
+    return config
+
+
+def _connector_confirms(config: Mapping[str, str], offsets: dict[tuple[tuple[str, Any], ...], Any]) -> bool:
+    desc = plugins.find(plugins.CONNECTORS, config.get("connector.class", ""))
+    if desc is None:
+        raise BadRequestError(plugins.connector_not_found(config.get("connector.class", "")))
+    try:
+        return bool(plugins.load(desc)().alter_offsets(dict(config), offsets))
+    except ConnectError as exc:
+        raise BadRequestError(f"The connector refused the offsets: {exc}") from exc
+
+
+def _frozen(partition: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(partition.items())
+
+
+def alter_offsets(herder: Herder, name: str, body: Any) -> Future[str]:
+    """Write the given partitions' offsets (``null`` removes one); the message says who manages them."""
+    entries = body.get("offsets") if isinstance(body, Mapping) else None
+    if not entries:
+        raise BadRequestError("Partitions / offsets need to be provided for an alter offsets request")
+    changes: dict[tuple[tuple[str, Any], ...], Any] = {}
+    for entry in entries:
+        partition = entry.get("partition") if isinstance(entry, Mapping) else None
+        offset = entry.get("offset") if isinstance(entry, Mapping) else None
+        if not isinstance(partition, Mapping) or (offset is not None and not isinstance(offset, Mapping)):
+            raise BadRequestError("Each entry needs a 'partition' object and an 'offset' object or null")
+        changes[_frozen(partition)] = offset
+
+    def alter() -> str:
+        config = _require_stopped(herder, name)
+        confirmed = _connector_confirms(config, changes)
+        _write(herder, name, changes)
+        return ALTERED if confirmed else FRAMEWORK_ALTERED
+    return herder.submit(alter)
+
+
+def reset_offsets(herder: Herder, name: str) -> Future[str]:
+    """Tombstone every offset of the connector."""
+    def reset() -> str:
+        config = _require_stopped(herder, name)
+        changes = {_frozen(entry["partition"]): None for entry in connector_offsets(herder, name)}
+        confirmed = _connector_confirms(config, changes)
+        _write(herder, name, changes)
+        return RESET if confirmed else FRAMEWORK_RESET
+    return herder.submit(reset)
+
+
+def _write(herder: Herder, name: str, changes: Mapping[tuple[tuple[str, Any], ...], Any]) -> None:
+    values = {codec.offset_key(name, dict(partition)): None if offset is None else codec.dumps(offset)
+              for partition, offset in changes.items()}
+    try:
+        herder.worker.offset_store.set(values).result(30)
+    except Exception as exc:
+        raise ConnectError(f"Failed to write offsets of connector {name}: {exc}") from exc
