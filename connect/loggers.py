@@ -43,6 +43,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+log = logging.getLogger(__name__)
+
 ROOT_LOGGER_NAME = "root"
 
 TRACE = 5
@@ -134,6 +136,7 @@ class Loggers:
         value = parse_level(level)
         if value is None:
             raise ValueError(f"invalid log level '{level}'.")
+        log.info("Setting level of namespace %s and children to %s", namespace, level.upper())
         targets: dict[str, logging.Logger]
         if is_root(namespace):
             targets = dict(self._existing())
