@@ -300,6 +300,19 @@ class Herder:
         self.worker.start_task(task_id, config, self._snapshot.connector_configs[task_id.connector])
         self._assigned[task_id] = config
 
+    def publish_logger_level(self, namespace: str, level: str) -> Future[None]:
+        """Cluster-scope log level: written to the config topic, applied by every worker that reads it."""
+        return self.submit(lambda: self.config_store.put_logger_level(namespace, level))
+
+    @staticmethod
+    def _apply_logger_level(namespace: str, level: str) -> None:
+        from connect.loggers import default_loggers
+
+        try:
+            default_loggers().set_level(namespace, level)
+        except ValueError:
+            log.warning("Ignoring cluster log level %s for %s: not a level", level, namespace)
+
     def health(self, timeout: float = 10.0) -> str:
         """``healthy``, ``starting`` or ``unhealthy``, as KIP-1017 checks it: a no-op through the herder."""
         if not self.ready.is_set():
@@ -333,6 +346,8 @@ class Herder:
     def _reconcile(self) -> None:
         snap = self.config_store.snapshot()
         self._snapshot = snap
+        for namespace, level in self.config_store.take_logger_levels():
+            self._apply_logger_level(namespace, level)
         for request in self.config_store.take_restart_requests():
             self._restart_from_request(request.connector, request.include_tasks, request.only_failed)
         self._stop_removed_connectors(snap)

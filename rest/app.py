@@ -3,11 +3,25 @@
 from __future__ import annotations
 
 from fastapi import FastAPI
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from connect import plugins
 from connect.herder import Herder
-from rest import connectors, errors, root
+from rest import connectors, errors, loggers, root
 from rest import plugins as plugin_routes
+from rest.common import keep_encoded_slashes
+
+
+class _EncodedSlashes:
+    """ASGI middleware: route ``/connectors/a%2Fb/status`` to connector ``a/b`` (Connect allows ``/``)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope.get("raw_path"):
+            scope = {**scope, "path": keep_encoded_slashes(scope["raw_path"], scope["path"])}
+        await self.app(scope, receive, send)
 
 
 def create_app(herder: Herder) -> FastAPI:
@@ -15,7 +29,9 @@ def create_app(herder: Herder) -> FastAPI:
     app = FastAPI(title="Kafka Connect REST API", version=plugins.VERSION, redirect_slashes=False,
                   docs_url=None, redoc_url=None)
     app.state.herder = herder
-    for module in (root, connectors, plugin_routes):
+    app.state.publish_cluster_level = lambda namespace, level: herder.publish_logger_level(namespace, level)
+    for module in (root, connectors, plugin_routes, loggers):
         app.include_router(module.router)
     errors.install(app)
+    app.add_middleware(_EncodedSlashes)
     return app

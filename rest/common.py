@@ -6,14 +6,40 @@ import asyncio
 from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 import orjson
 from fastapi import APIRouter, Request
+from starlette.convertors import Convertor, register_url_convertor
 
 from connect.errors import BadRequestError, ConnectRestError
 from connect.herder import Herder
 
 T = TypeVar("T")
+SLASH = "\x00"  # stands for an encoded "/" (%2F) inside a connector name while routing; names never hold NUL
+
+
+class ConnectorNameConvertor(Convertor[str]):
+    """Path segment holding a connector name: ``%2F`` inside it was kept apart by :func:`keep_encoded_slashes`."""
+
+    regex = "[^/]+"
+
+    def convert(self, value: str) -> str:
+        return value.replace(SLASH, "/")
+
+    def to_string(self, value: str) -> str:
+        return value.replace("/", SLASH)
+
+
+register_url_convertor("connector", ConnectorNameConvertor())
+
+
+def keep_encoded_slashes(raw_path: bytes, path: str) -> str:
+    """The path to route on: like ``path``, but a ``%2F`` in a segment stays inside that segment."""
+    if b"%2f" not in raw_path.lower():
+        return path
+    segments = raw_path.decode("latin-1").split("/")
+    return "/".join(unquote(segment).replace("/", SLASH) for segment in segments)
 REQUEST_TIMEOUT_S = 90.0
 
 

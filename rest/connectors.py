@@ -72,17 +72,17 @@ def _initial_state(value: str | None) -> TargetState | None:
     return state
 
 
-@route(router, "GET", "/connectors/{connector}")
+@route(router, "GET", "/connectors/{connector:connector}")
 async def connector_info(connector: str, request: Request) -> dict[str, Any]:
     return models.connector_info(herder_of(request).connector_info(connector))
 
 
-@route(router, "GET", "/connectors/{connector}/config")
+@route(router, "GET", "/connectors/{connector:connector}/config")
 async def connector_config(connector: str, request: Request) -> dict[str, str]:
     return herder_of(request).connector_config(connector)
 
 
-@route(router, "PUT", "/connectors/{connector}/config")
+@route(router, "PUT", "/connectors/{connector:connector}/config")
 async def put_connector_config(connector: str, request: Request) -> Response:
     body = await json_body(request)
     if not isinstance(body, dict):
@@ -99,22 +99,22 @@ async def put_connector_config(connector: str, request: Request) -> Response:
     return JSONResponse(models.connector_info(created.info), status_code=200)
 
 
-@route(router, "GET", "/connectors/{connector}/status")
+@route(router, "GET", "/connectors/{connector:connector}/status")
 async def connector_status(connector: str, request: Request) -> dict[str, Any]:
     return models.connector_state(herder_of(request).connector_status(connector))
 
 
-@route(router, "GET", "/connectors/{connector}/tasks")
+@route(router, "GET", "/connectors/{connector:connector}/tasks")
 async def connector_tasks(connector: str, request: Request) -> list[dict[str, Any]]:
     return [models.task_info(t) for t in herder_of(request).task_infos(connector)]
 
 
-@route(router, "GET", "/connectors/{connector}/tasks/{task}/status")
+@route(router, "GET", "/connectors/{connector:connector}/tasks/{task}/status")
 async def task_status(connector: str, task: int, request: Request) -> dict[str, Any]:
     return models.state(herder_of(request).task_status(connector, task))
 
 
-@route(router, "DELETE", "/connectors/{connector}")
+@route(router, "DELETE", "/connectors/{connector:connector}")
 async def delete_connector(connector: str, request: Request) -> Response:
     await await_future(herder_of(request).delete_connector(connector))
     return Response(status_code=204)
@@ -122,7 +122,7 @@ async def delete_connector(connector: str, request: Request) -> Response:
 
 
 
-@route(router, "PATCH", "/connectors/{connector}/config")
+@route(router, "PATCH", "/connectors/{connector:connector}/config")
 async def patch_connector_config(connector: str, request: Request) -> Response:
     body = await json_body(request)
     if not isinstance(body, dict):
@@ -135,25 +135,25 @@ async def patch_connector_config(connector: str, request: Request) -> Response:
     return JSONResponse(models.connector_info(updated.info), status_code=200)
 
 
-@route(router, "PUT", "/connectors/{connector}/pause")
+@route(router, "PUT", "/connectors/{connector:connector}/pause")
 async def pause_connector(connector: str, request: Request) -> Response:
     await await_future(herder_of(request).pause_connector(connector))
     return Response(status_code=202)
 
 
-@route(router, "PUT", "/connectors/{connector}/resume")
+@route(router, "PUT", "/connectors/{connector:connector}/resume")
 async def resume_connector(connector: str, request: Request) -> Response:
     await await_future(herder_of(request).resume_connector(connector))
     return Response(status_code=202)
 
 
-@route(router, "PUT", "/connectors/{connector}/stop")
+@route(router, "PUT", "/connectors/{connector:connector}/stop")
 async def stop_connector(connector: str, request: Request) -> Response:
     await await_future(herder_of(request).stop_connector(connector))
     return Response(status_code=204)
 
 
-@route(router, "POST", "/connectors/{connector}/restart")
+@route(router, "POST", "/connectors/{connector:connector}/restart")
 async def restart_connector(connector: str, request: Request, includeTasks: bool = False,
                             onlyFailed: bool = False) -> Response:
     state = await await_future(herder_of(request).restart_connector(connector, includeTasks, onlyFailed))
@@ -162,25 +162,25 @@ async def restart_connector(connector: str, request: Request, includeTasks: bool
     return JSONResponse(models.connector_state(state), status_code=202)
 
 
-@route(router, "POST", "/connectors/{connector}/tasks/{task}/restart")
+@route(router, "POST", "/connectors/{connector:connector}/tasks/{task}/restart")
 async def restart_task(connector: str, task: int, request: Request) -> Response:
     await await_future(herder_of(request).restart_task(connector, task))
     return Response(status_code=204)
 
 
-@route(router, "GET", "/connectors/{connector}/offsets")
+@route(router, "GET", "/connectors/{connector:connector}/offsets")
 async def connector_offsets(connector: str, request: Request) -> dict[str, Any]:
     return {"offsets": offsets_admin.connector_offsets(herder_of(request), connector)}
 
 
-@route(router, "PATCH", "/connectors/{connector}/offsets")
+@route(router, "PATCH", "/connectors/{connector:connector}/offsets")
 async def alter_offsets(connector: str, request: Request) -> dict[str, str]:
     body = await json_body(request)
     message = await await_future(offsets_admin.alter_offsets(herder_of(request), connector, body))
     return {"message": message}
 
 
-@route(router, "DELETE", "/connectors/{connector}/offsets")
+@route(router, "DELETE", "/connectors/{connector:connector}/offsets")
 async def reset_offsets(connector: str, request: Request) -> dict[str, str]:
     message = await await_future(offsets_admin.reset_offsets(herder_of(request), connector))
     return {"message": message}
@@ -194,13 +194,13 @@ def _tracking(request: Request, reset: bool = False) -> None:
         raise ConnectRestError(403, "Topic tracking reset is disabled.")
 
 
-@route(router, "GET", "/connectors/{connector}/topics")
+@route(router, "GET", "/connectors/{connector:connector}/topics")
 async def connector_topics(connector: str, request: Request) -> dict[str, Any]:
     _tracking(request)
     return {connector: {"topics": herder_of(request).status_store.topics(connector)}}
 
 
-@route(router, "PUT", "/connectors/{connector}/topics/reset")
+@route(router, "PUT", "/connectors/{connector:connector}/topics/reset")
 async def reset_connector_topics(connector: str, request: Request) -> Response:
     _tracking(request, reset=True)
     herder_of(request).status_store.reset_topics(connector)

@@ -60,6 +60,16 @@ class ConfigStore(ABC):
             requests, self._state.restart_requests = self._state.restart_requests, []
         return requests
 
+    def take_logger_levels(self) -> list[tuple[str, str]]:
+        """Cluster-scope log levels (``logger-cluster-<namespace>``) read since the last call."""
+        with self._lock:
+            levels, self._state.logger_levels = self._state.logger_levels, []
+        return levels
+
+    def put_logger_level(self, namespace: str, level: str) -> None:
+        """Write a cluster-scope log level (KIP-976)."""
+        self._write([(f"logger-cluster-{namespace}", {"level": level})])
+
     def _apply(self, key: str, value: bytes | None, offset: int) -> None:
         with self._lock:
             self._state.apply(key, codec.loads(value), offset)

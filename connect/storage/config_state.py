@@ -53,6 +53,7 @@ class ConfigState:
     task_configs: dict[ConnectorTaskId, dict[str, str]] = field(default_factory=dict)
     task_counts: dict[str, int] = field(default_factory=dict)
     restart_requests: list[RestartRequest] = field(default_factory=list)
+    logger_levels: list[tuple[str, str]] = field(default_factory=list)
     _pending_tasks: dict[str, dict[int, dict[str, str]]] = field(default_factory=dict)
 
     def connectors(self) -> list[str]:
@@ -84,6 +85,8 @@ class ConfigState:
                 bool(value.get("include-tasks", False)),
                 bool(value.get("only-failed", False)),
             ))
+        elif key.startswith("logger-cluster-") and value is not None and value.get("level"):
+            self.logger_levels.append((key.removeprefix("logger-cluster-"), str(value["level"])))
         else:
             log.debug("Ignoring config record with key %s", key)
 

@@ -44,6 +44,7 @@ class KafkaConfigStore(ConfigStore):
         """Read the config topic to its end (restart requests already in it are history, not work)."""
         self._log.start()
         self.take_restart_requests()
+        self.take_logger_levels()
 
     def refresh(self, timeout: float) -> None:
         """Read to the end of the topic."""

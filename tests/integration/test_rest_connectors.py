@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -117,3 +118,20 @@ def test_bad_input_gets_connect_errors_and_loses_nothing(worker: Worker, stack: 
 
     assert worker.http.get("/connectors").json() == [keep]
     worker.wait_running(keep)
+
+
+def test_connector_names_as_connect_allows_them(worker: Worker, stack: Any) -> None:
+    name = f"team/{unique('a')} & co:?"
+    reply = worker.http.post("/connectors", json={"name": f"  {name} ", "config": _mongo_config(stack.mongo_uri)})
+    assert reply.status_code == 201 and reply.json()["name"] == name, "the name is trimmed"
+    encoded = quote(name, safe="")
+    assert reply.headers["location"].endswith(f"/connectors/{encoded}")
+    assert worker.http.get(f"/connectors/{encoded}").json()["name"] == name
+    worker.wait_running(encoded)
+    assert worker.http.get(f"/connectors/{encoded}/tasks/0/status").json()["state"] == "RUNNING"
+    assert worker.http.delete(f"/connectors/{encoded}").status_code == 204
+
+    empty = worker.http.post("/connectors", json={"name": "  ", "config": _mongo_config(stack.mongo_uri)})
+    assert empty.status_code == 400 and "String may not be empty" in empty.json()["message"]
+    control = worker.http.post("/connectors", json={"name": "a\nb", "config": _mongo_config(stack.mongo_uri)})
+    assert control.status_code == 400 and "control sequences" in control.json()["message"]
