@@ -491,7 +491,8 @@ def _framework_values(specs: Sequence[Spec], props: Mapping[str, str | None], de
         name = f"{kind}.converter"
         value = by_name[name]
         version_name = f"{name}.plugin.version"
-        value.recommended_values = sorted({d.class_name for d in candidates})
+        if worker_defaults is not None:  # Connect's recommenders are part of the worker-enriched definitions
+            value.recommended_values = sorted({d.class_name for d in candidates})
         default = (worker_defaults or {}).get(name)
         if worker_defaults is not None:
             keys[key_index[name]] = replace(keys[key_index[name]], default=default)
