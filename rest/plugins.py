@@ -1,11 +1,17 @@
-"""``/connector-plugins``: the installed plugins."""
+"""``/connector-plugins``: the installed plugins, their config keys and connector config validation."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import asyncio
+from typing import Any
 
-from connect import plugins
-from rest.common import route
+from fastapi import APIRouter, Request
+
+from connect import plugins, validation
+from connect.api.errors import NotFoundError
+from connect.config import string_values
+from connect.errors import BadRequestError, ConnectRestError
+from rest.common import REQUEST_TIMEOUT_S, herder_of, json_body, route
 
 router = APIRouter()
 
@@ -17,3 +23,33 @@ async def connector_plugins(connectorsOnly: bool = True) -> list[dict[str, str]]
     return [{"class": d.class_name, "type": d.type, "version": d.version} for kind in kinds for d in kind]
 
 
+@route(router, "GET", "/connector-plugins/{plugin}/config")
+async def plugin_config(plugin: str) -> list[dict[str, Any]]:
+    """The plugin's config keys (connectors: their own keys, then the framework's)."""
+    desc = validation.find_plugin(plugin)
+    if desc is None:
+        raise NotFoundError(f"Unknown plugin {plugin}.")
+    return validation.plugin_config(desc)
+
+
+@route(router, "PUT", "/connector-plugins/{plugin}/config/validate")
+async def validate_config(plugin: str, request: Request) -> dict[str, Any]:
+    """Every problem of a connector config; 200 even when there are errors."""
+    body = await json_body(request)
+    if not isinstance(body, dict):
+        raise BadRequestError("The request body must be a JSON object of connector config values")
+    nested = sorted(k for k, v in body.items() if isinstance(v, dict | list))
+    if nested:
+        raise BadRequestError("Connector config values must be strings, numbers, booleans or null: "
+                              + ", ".join(nested))
+    props = string_values(body)
+    desc = validation.resolve_validate_request(plugin, props)
+    config = herder_of(request).worker.config
+    defaults = {"key.converter": config.key_converter, "value.converter": config.value_converter,
+                "header.converter": config.header_converter}
+    try:
+        return await asyncio.wait_for(
+            asyncio.to_thread(validation.validate_connector_config, props, desc, worker_defaults=defaults),
+            REQUEST_TIMEOUT_S)
+    except TimeoutError as exc:
+        raise ConnectRestError(500, "Request timed out") from exc
