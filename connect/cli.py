@@ -19,7 +19,7 @@ from connect.api.errors import ConnectError
 from connect.config import string_values
 from connect.herder import Herder
 from connect.properties import load_properties
-from connect.runtime import Runtime, distributed, lifespan, standalone
+from connect.runtime import Runtime, Startup, distributed, lifespan, standalone
 
 log = logging.getLogger(__name__)
 LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s) [%(threadName)s]"
@@ -55,25 +55,36 @@ def read_connector_file(path: str) -> tuple[dict[str, str], str | None]:
     return props, initial
 
 
-def serve(runtime: Runtime, on_started: Any = None) -> None:
-    """Serve the REST API until SIGTERM/SIGINT, then stop gracefully."""
+def serve(runtime: Runtime, on_started: Any = None) -> int:
+    """Serve the REST API until SIGTERM/SIGINT, then stop gracefully; 1 when the worker failed to start."""
     from rest.app import create_app
 
     host, port = runtime.config.listener()
-    herder_proxy: Any = _LazyHerder(runtime)
-    app = create_app(herder_proxy)
-    app.router.lifespan_context = lifespan(runtime, on_started)
-    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=10)
+    server: uvicorn.Server | None = None
+
+    def failed() -> None:
+        if server is not None:
+            server.should_exit = True
+
+    startup = Startup(runtime, on_started, failed)
+    herder: Any = _LazyHerder(startup)
+    app = create_app(herder)
+    app.state.startup = startup
+    app.router.lifespan_context = lifespan(startup)
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+                                           timeout_graceful_shutdown=10))
+    server.run()
+    return 1 if startup.failed is not None else 0
 
 
 class _LazyHerder:
-    """The herder exists only once the lifespan started the runtime; REST handlers reach it through this."""
+    """The herder exists only once the runtime started; REST handlers reach it through this."""
 
-    def __init__(self, runtime: Runtime) -> None:
-        self._runtime = runtime
+    def __init__(self, startup: Startup) -> None:
+        self._startup = startup
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._runtime.herder, name)
+        return getattr(self._startup.runtime.herder, name)
 
 
 def distributed_main(argv: list[str] | None = None) -> int:
@@ -87,8 +98,7 @@ def distributed_main(argv: list[str] | None = None) -> int:
     except (ConnectError, OSError) as exc:
         log.error("Stopping due to error: %s", exc)
         return 1
-    serve(runtime)
-    return 0
+    return serve(runtime)
 
 
 def standalone_main(argv: list[str] | None = None) -> int:
@@ -113,8 +123,7 @@ def standalone_main(argv: list[str] | None = None) -> int:
             herder.put_connector_config(props["name"], props, allow_replace=True, initial_state=state).result(60)
             log.info("Created connector %s", props["name"])
 
-    serve(runtime, create_connectors)
-    return 0
+    return 3 if serve(runtime, create_connectors) else 0
 
 
 def main(argv: list[str] | None = None) -> int:

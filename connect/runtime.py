@@ -4,6 +4,7 @@ and ``ConnectStandalone``)."""
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -109,20 +110,49 @@ def standalone(props: Mapping[str, str]) -> Runtime:
                    MemoryStatusStore(), kafka_cluster_id(settings))
 
 
-def lifespan(runtime: Runtime, on_started: Any = None) -> Any:
-    """A FastAPI lifespan that starts ``runtime`` before serving and stops it after."""
+class Startup:
+    """Starts a runtime in the background while the REST API already answers (``/health`` says
+    ``starting``, other requests wait for the worker, as Connect's do)."""
+
+    def __init__(self, runtime: Runtime, on_started: Any = None, on_failed: Any = None) -> None:
+        self.runtime = runtime
+        self.ready = threading.Event()
+        self.failed: BaseException | None = None
+        self._on_started = on_started
+        self._on_failed = on_failed
+        self._thread = threading.Thread(target=self._run, name="startup", daemon=True)
+
+    def begin(self) -> None:
+        """Start in the background."""
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            herder = self.runtime.start()
+            if not herder.ready.wait(300):
+                raise TimeoutError("the herder did not become ready within 300 s")
+            if self._on_started is not None:
+                self._on_started(herder)
+        except Exception as exc:
+            log.error("Worker failed to start: %s", exc, exc_info=exc)
+            self.failed = exc
+            if self._on_failed is not None:
+                self._on_failed()
+            return
+        log.info("Worker %s started", self.runtime.config.worker_id())
+        self.ready.set()
+
+
+def lifespan(startup: Startup) -> Any:
+    """A FastAPI lifespan that starts the runtime in the background and stops it after serving."""
     @asynccontextmanager
     async def manage(_app: Any) -> Any:
         import asyncio
 
-        herder = await asyncio.to_thread(runtime.start)
-        await asyncio.to_thread(herder.ready.wait, 120)
-        if on_started is not None:
-            await asyncio.to_thread(on_started, herder)
-        log.info("Worker %s started", runtime.config.worker_id())
+        startup.begin()
         try:
             yield
         finally:
-            await asyncio.to_thread(runtime.stop)
+            await asyncio.to_thread(startup.runtime.stop)
             log.info("Worker stopped")
     return manage

@@ -3,13 +3,40 @@
 from __future__ import annotations
 
 from fastapi import FastAPI
+from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from connect import plugins
 from connect.herder import Herder
 from rest import connectors, errors, loggers, root
 from rest import plugins as plugin_routes
-from rest.common import keep_encoded_slashes
+from rest.common import REQUEST_TIMEOUT_S, keep_encoded_slashes
+
+
+class _WaitForStartup:
+    """ASGI middleware: while the worker starts, ``/health`` answers 503 and other requests wait for it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        app = scope.get("app")
+        startup = getattr(app.state, "startup", None) if app is not None else None
+        if scope["type"] != "http" or startup is None or startup.ready.is_set():
+            await self.app(scope, receive, send)
+            return
+        if scope["path"].rstrip("/") == "/health":
+            message = "Worker is still starting up."
+            response = JSONResponse({"status": "starting", "message": message}, status_code=503)
+            await response(scope, receive, send)
+            return
+        import asyncio
+
+        if not await asyncio.to_thread(startup.ready.wait, REQUEST_TIMEOUT_S):
+            await errors.error_response(500, "Request timed out. The worker is still starting up.")(
+                scope, receive, send)
+            return
+        await self.app(scope, receive, send)
 
 
 class _EncodedSlashes:
@@ -34,4 +61,5 @@ def create_app(herder: Herder) -> FastAPI:
         app.include_router(module.router)
     errors.install(app)
     app.add_middleware(_EncodedSlashes)
+    app.add_middleware(_WaitForStartup)
     return app
