@@ -21,6 +21,17 @@ class CaptureMode(StrEnum):
     CHANGE_STREAMS_UPDATE_FULL_WITH_PRE_IMAGE = "change_streams_update_full_with_pre_image"
 
 
+class SnapshotMode(StrEnum):
+    """``snapshot.mode`` (``never`` is the old name of ``no_data``)."""
+
+    INITIAL = "initial"
+    INITIAL_ONLY = "initial_only"
+    NO_DATA = "no_data"
+    NEVER = "never"
+    WHEN_NEEDED = "when_needed"
+    ALWAYS = "always"
+
+
 class CaptureScope(StrEnum):
     """``capture.scope``."""
 
@@ -118,6 +129,11 @@ CONFIG_DEF = ConfigDef((
          doc="Maximum number of change events read ahead of the task; must be larger than max.batch.size."),
     _key("cursor.max.await.time.ms", ConfigType.INT, group="Connector", order=17, validators=(_non_negative,),
          doc="Maximum milliseconds the server waits for new change events on a getMore."),
+    _key("snapshot.mode", default=SnapshotMode.INITIAL.value, group="Connector", order=19,
+         validators=_enum(SnapshotMode), doc="When to copy the captured collections before streaming: initial, "
+                                              "initial_only, no_data (never), when_needed or always."),
+    _key("snapshot.fetch.size", ConfigType.INT, "0", group="Connector", order=20, validators=(_non_negative,),
+         doc="Documents per batch while snapshotting (0: the server's default)."),
     _key("extended.headers.enabled", ConfigType.BOOLEAN, "true", group="Connector", order=18,
          doc="Whether to add the __debezium.context.* headers to data records."),
 ))
@@ -163,6 +179,8 @@ class MongoDbConfig:
     collection_exclude: tuple[re.Pattern[str], ...]
     tombstones_on_delete: bool
     max_batch_size: int
+    snapshot_mode: SnapshotMode
+    snapshot_fetch_size: int
     max_queue_size: int
     max_await_time_ms: int
     extended_headers: bool
@@ -198,6 +216,8 @@ class MongoDbConfig:
             collection_exclude=patterns("collection.exclude.list"),
             tombstones_on_delete=parse_bool(props.get("tombstones.on.delete"), True),
             max_batch_size=integer("max.batch.size", 2048),
+            snapshot_mode=SnapshotMode(props.get("snapshot.mode", SnapshotMode.INITIAL).strip().lower()),
+            snapshot_fetch_size=integer("snapshot.fetch.size", 0),
             max_queue_size=integer("max.queue.size", 8192),
             max_await_time_ms=integer("cursor.max.await.time.ms", 0),
             extended_headers=parse_bool(props.get("extended.headers.enabled"), True),

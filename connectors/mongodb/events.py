@@ -127,6 +127,33 @@ class ChangeEventConverter:
         tombstone = SourceRecord(partition, offset, topic, None, k_schema, key, None, None, None, self._headers)
         return [record, tombstone]
 
+    def snapshot_record(self, doc: Mapping[str, Any], db: str, coll: str, offset: Mapping[str, Any],
+                        marker: str = "true") -> SourceRecord:
+        """An ``r`` record of the initial snapshot: ``after`` is the document, ``source.snapshot`` is ``marker``
+        (``true``, or ``last`` on the final record), ``ord`` is -1 and ``ts_ms`` the time it was read."""
+        topic = topic_name(self._prefix, db, coll, self._delimiter)
+        k_schema, v_schema = key_schema(topic), envelope_schema(topic)
+        now = self._clock_ms()
+        source = _struct(SOURCE_SCHEMA, {
+            "version": self._version, "connector": CONNECTOR_NAME, "name": self._prefix, "ts_ms": now,
+            "snapshot": marker, "db": db, "ts_us": now * 1000, "ts_ns": now * 1_000_000, "collection": coll,
+            "ord": -1,
+        })
+        value = _struct(v_schema, {"after": extjson.strict(doc), "source": source, "op": "r", "ts_ms": now})
+        key = self._key(k_schema, {"_id": doc.get("_id")})
+        return SourceRecord(self._partition, dict(offset), topic, None, k_schema, key, v_schema, value, None,
+                            self._headers)
+
+    def with_snapshot_marker(self, record: SourceRecord, marker: str, offset: Mapping[str, Any]) -> SourceRecord:
+        """``record`` with ``source.snapshot`` set to ``marker`` and another offset (the final snapshot record)."""
+        value = record.value
+        source = value.get("source")
+        new_source = _struct(SOURCE_SCHEMA, {**source.values, "snapshot": marker})
+        new_value = _struct(value.schema, {**value.values, "source": new_source})
+        return SourceRecord(record.source_partition, dict(offset), record.topic, record.kafka_partition,
+                            record.key_schema, record.key, record.value_schema, new_value, record.timestamp,
+                            record.headers)
+
     @staticmethod
     def offset(event: Mapping[str, Any], session: tuple[str, int] | None = None) -> dict[str, Any]:
         """The source offset after ``event``, keys in Debezium's (Java HashMap) order."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pymongo
@@ -20,7 +20,8 @@ from pymongo.errors import PyMongoError
 from connect.api.errors import ConnectError, RetriableError
 from connect.api.records import SourceRecord
 from connect.api.task import SourceTask
-from connectors.mongodb.config import CaptureMode, CaptureScope, CollectionFilter, MongoDbConfig
+from connectors.mongodb import snapshot
+from connectors.mongodb.config import CaptureMode, CaptureScope, CollectionFilter, MongoDbConfig, SnapshotMode
 from connectors.mongodb.events import ChangeEventConverter, decode_resume_token
 from connectors.mongodb.fetcher import ChangeStreamFetcher
 
@@ -83,12 +84,38 @@ class MongoDbConnectorTask(SourceTask):
             self._resume_token = decode_resume_token(str(stored["resume_token"]))
         elif stored and int(stored.get("sec", -1)) > 0:
             self._start_at = Timestamp(int(stored["sec"]), max(int(stored.get("ord", 0)), 0))
+        self._fetcher: ChangeStreamFetcher | None = None
+        self._stopped = False
+        self._streaming = self.config.snapshot_mode is not SnapshotMode.INITIAL_ONLY
+        self._snapshot: Iterator[list[SourceRecord]] | None = None
+        if self._needs_snapshot(stored):
+            self._begin_snapshot()
+            return
         log.info("[%s|task-0] Starting change stream %s", self.name,
                  "after the stored resume token" if self._resume_token else
                  f"at {self._start_at}" if self._start_at else "at the current time")
-        self._fetcher: ChangeStreamFetcher | None = None
-        self._stopped = False
         self._open_fetcher()
+
+    def _needs_snapshot(self, stored: Mapping[str, Any] | None) -> bool:
+        mode = self.config.snapshot_mode
+        interrupted = bool(stored and stored.get("initsync"))
+        if mode in (SnapshotMode.NO_DATA, SnapshotMode.NEVER):
+            if interrupted:
+                raise ConnectError(
+                    "The connector previously stopped while taking a snapshot, but now the connector is configured "
+                    "to never allow snapshots. Reconfigure the connector to use snapshots initially or when needed.")
+            return False
+        return mode is SnapshotMode.ALWAYS or not stored or interrupted
+
+    def _begin_snapshot(self) -> None:
+        position = snapshot.start_position(self.client, self._watch_target())
+        self._resume_token = decode_resume_token(position["resume_token"])
+        collections = snapshot.captured_collections(self.client, self.captured)
+        log.info("[%s|task-0] Snapshot of %s collection(s) starts; streaming resumes from the position taken now",
+                 self.name, len(collections))
+        self._snapshot = snapshot.snapshot_records(self.client, collections, self.events, position,
+                                                   self.config.snapshot_fetch_size, self.config.max_batch_size,
+                                                   self.name)
 
     def _watch_target(self) -> Any:
         scope, target = self.config.capture_scope, self.config.capture_target or ""
@@ -121,6 +148,10 @@ class MongoDbConnectorTask(SourceTask):
         """Up to ``max.batch.size`` events' records; returns after about half a second when idle."""
         if self._stopped:
             return None
+        if self._snapshot is not None:
+            return self._poll_snapshot()
+        if not self._streaming:
+            return None
         if self._fetcher is None:
             try:
                 self._open_fetcher()
@@ -141,6 +172,19 @@ class MongoDbConnectorTask(SourceTask):
             if self.captured(ns.get("db", ""), ns.get("coll", "")):
                 records.extend(self.events.to_records(event))
         return records or None
+
+    def _poll_snapshot(self) -> list[SourceRecord] | None:
+        assert self._snapshot is not None
+        try:
+            return next(self._snapshot)
+        except StopIteration:
+            self._snapshot = None
+            log.info("[%s|task-0] Snapshot completed%s", self.name, "" if self._streaming else "; not streaming")
+            return None
+        except PyMongoError as exc:
+            if self._stopped:
+                return None
+            raise ConnectError(f"[{self.name}] Snapshot failed: {exc}") from exc
 
     def _close_fetcher(self) -> None:
         fetcher, self._fetcher = self._fetcher, None

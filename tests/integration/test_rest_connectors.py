@@ -15,7 +15,8 @@ pytestmark = pytest.mark.integration
 
 def _mongo_config(mongo_uri: str, **extra: str) -> dict[str, str]:
     return {"connector.class": "io.debezium.connector.mongodb.MongoDbConnector",
-            "mongodb.connection.string": mongo_uri, "topic.prefix": unique("rest"), **extra}
+            "mongodb.connection.string": mongo_uri, "topic.prefix": unique("rest"),
+            "collection.include.list": f"{unique('restdb_')}.c", **extra}
 
 
 def test_root_and_plugins(worker: Worker) -> None:
