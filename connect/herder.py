@@ -18,7 +18,6 @@ from typing import Any, TypeVar
 
 from connect import plugins
 from connect.api.errors import AlreadyExistsError, ConnectError, NotFoundError
-from connect.config import CONNECTOR_CONFIG_DEF
 from connect.entities import ConnectorInfo, ConnectorStateInfo, Created, StateInfo, TaskInfo
 from connect.errors import BadRequestError
 from connect.storage.base import ConfigStore, StatusStore
@@ -30,16 +29,18 @@ T = TypeVar("T")
 _WAKE = object()
 
 
-def validation_errors(props: Mapping[str, str]) -> list[str]:
-    """Every problem of a connector config, checked without contacting external systems."""
+def validation_errors(props: Mapping[str, str], worker_defaults: Mapping[str, str] | None = None) -> list[str]:
+    """Every problem of a connector config, checked without contacting external systems: the same report as
+    ``PUT /connector-plugins/{p}/config/validate``, each error prefixed with its key when it does not name it."""
+    from connect import validation
+
     desc = plugins.find(plugins.CONNECTORS, props.get("connector.class", ""))
     assert desc is not None
-    connector = plugins.load(desc)()
-    definition = CONNECTOR_CONFIG_DEF + connector.config()
-    results = connector.validate(props) + CONNECTOR_CONFIG_DEF.validate(props)
-    known = {r.name for r in results}
-    results += [r for r in definition.validate(props) if r.name not in known]
-    errors = [e if value.name in e else f"{value.name}: {e}" for value in results for e in value.errors]
+    report = validation.validate_connector_config(props, desc, worker_defaults=worker_defaults)
+    errors: list[str] = []
+    for entry in report["configs"]:
+        key = entry["value"]["name"]
+        errors.extend(e if key in e else f"{key}: {e}" for e in entry["value"]["errors"])
     return list(dict.fromkeys(errors))
 
 
@@ -333,7 +334,10 @@ class Herder:
             raise BadRequestError(f"Connector config {_java_map(props)} contains no connector type")
         if plugins.find(plugins.CONNECTORS, connector_class) is None:
             raise BadRequestError(plugins.connector_not_found(connector_class))
-        errors = validation_errors(props)
+        config = self.worker.config
+        errors = validation_errors(props, {"key.converter": config.key_converter,
+                                           "value.converter": config.value_converter,
+                                           "header.converter": config.header_converter})
         if errors:
             raise BadRequestError(
                 f"Connector configuration is invalid and contains the following {len(errors)} error(s):\n"

@@ -136,3 +136,17 @@ def test_connector_names_as_connect_allows_them(worker: Worker, stack: Any) -> N
     assert empty.status_code == 400 and "String may not be empty" in empty.json()["message"]
     control = worker.http.post("/connectors", json={"name": "a\nb", "config": _mongo_config(stack.mongo_uri)})
     assert control.status_code == 400 and "control sequences" in control.json()["message"]
+
+
+def test_create_reports_framework_errors_like_validate(worker: Worker, stack: Any) -> None:
+    config = _mongo_config(stack.mongo_uri, **{"errors.tolerance": "some", "key.converter": "com.example.Nope",
+                                               "tasks.max": "0"})
+    name = unique("bad-")
+    reply = worker.http.post("/connectors", json={"name": name, "config": config})
+    assert reply.status_code == 400
+    message = reply.json()["message"]
+    assert message.startswith("Connector configuration is invalid and contains the following 3 error(s):")
+    assert "errors.tolerance" in message and "key.converter" in message and "tasks.max" in message
+    validated = worker.http.put("/connector-plugins/MongoDbConnector/config/validate",
+                                json={**config, "name": name}).json()
+    assert validated["error_count"] == 3
