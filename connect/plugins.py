@@ -46,8 +46,6 @@ HEADER_CONVERTERS = (
     PluginDesc("org.apache.kafka.connect.json.JsonConverter", "converters.json.JsonConverter", "header_converter"),
     PluginDesc("org.apache.kafka.connect.storage.StringConverter", "converters.string.StringConverter",
                "header_converter"),
-    PluginDesc("org.apache.kafka.connect.converters.ByteArrayConverter", "converters.bytearray.ByteArrayConverter",
-               "header_converter"),
 )
 _SUFFIXES = {"source": "Connector", "converter": "Converter", "header_converter": "Converter"}
 
