@@ -335,7 +335,7 @@ class Herder:
         if plugins.find(plugins.CONNECTORS, connector_class) is None:
             raise BadRequestError(plugins.connector_not_found(connector_class))
         config = self.worker.config
-        errors = validation_errors(props, {"key.converter": config.key_converter,
+        errors = validation_errors(self.worker.transformer.transform(props), {"key.converter": config.key_converter,
                                            "value.converter": config.value_converter,
                                            "header.converter": config.header_converter})
         if errors:

@@ -17,6 +17,7 @@ from connect.api.connector import SourceConnector
 from connect.api.errors import ConnectError
 from connect.api.task import SourceTask
 from connect.config import WorkerConfig, prefixed
+from connect.config_providers import ConfigTransformer
 from connect.producer_process import ProcessProducer, ThreadProducer
 from connect.source_runner import Converters, SourceProducer, TaskStatusListener, WorkerSourceTask
 from connect.storage.base import OffsetStore, Status, StatusStore
@@ -53,6 +54,7 @@ class Worker(TaskStatusListener):
         self._generation = generation
         self._on_reconfigure = on_reconfigure
         self.connectors: dict[str, tuple[SourceConnector, dict[str, str]]] = {}
+        self.transformer = ConfigTransformer(self.props)
         self.tasks: dict[ConnectorTaskId, WorkerSourceTask] = {}
 
     # --- status ---------------------------------------------------------------------------------
@@ -102,7 +104,7 @@ class Worker(TaskStatusListener):
                 raise ConnectError(plugins.connector_not_found(props.get("connector.class", "")))
             connector: SourceConnector = plugins.load(desc)()
             connector.initialize(_ConnectorContext(name, self._on_reconfigure, self._connector_failed))
-            connector.start(dict(props))
+            connector.start(self.transformer.transform(props))
         except Exception as exc:  # noqa: BLE001 - a connector's failure is its status, not the worker's
             self._connector_failed(name, exc)
             return False
@@ -128,7 +130,8 @@ class Worker(TaskStatusListener):
         """Ask the running connector for its task configs, each with ``task.class`` added."""
         connector, props = self.connectors[name]
         max_tasks = int(props.get("tasks.max", "1"))
-        configs = connector.task_configs(max_tasks)
+        resolved = self.transformer.transform(props)
+        configs = [ConfigTransformer.restore(props, resolved, c) for c in connector.task_configs(max_tasks)]
         if len(configs) > max_tasks:
             raise ConnectError(f"Connector {name} generated {len(configs)} task configs, but tasks.max is "
                                f"{max_tasks}")
@@ -153,6 +156,8 @@ class Worker(TaskStatusListener):
     def _build_task(self, task_id: ConnectorTaskId, task_props: Mapping[str, str],
                     connector_props: Mapping[str, str]) -> WorkerSourceTask:
         task: SourceTask = _load_task_class(task_props)()
+        task_props = self.transformer.transform(task_props)
+        connector_props = self.transformer.transform(connector_props)
         overrides = {**prefixed(self.props, "producer."), **prefixed(connector_props, "producer.override.")}
         in_process = overrides.pop("process.enable", "true").strip().lower() == "false"
         client_id = f"connector-producer-{task_id}"
