@@ -150,3 +150,21 @@ def test_create_reports_framework_errors_like_validate(worker: Worker, stack: An
     validated = worker.http.put("/connector-plugins/MongoDbConnector/config/validate",
                                 json={**config, "name": name}).json()
     assert validated["error_count"] == 3
+
+
+def test_racing_requests_get_connect_answers(worker: Worker, stack: Any) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    name = unique("race-")
+    body = {"name": name, "config": _mongo_config(stack.mongo_uri)}
+    with ThreadPoolExecutor(4) as pool:
+        codes = sorted(f.result().status_code for f in [pool.submit(worker.http.post, "/connectors", json=body)
+                                                         for _ in range(4)])
+    assert codes == [201, 409, 409, 409]
+    with ThreadPoolExecutor(2) as pool:
+        put = pool.submit(worker.http.put, f"/connectors/{name}/config", json=body["config"])
+        delete = pool.submit(worker.http.delete, f"/connectors/{name}")
+        assert delete.result().status_code in (204, 404)
+        assert put.result().status_code in (200, 201)
+    assert all(worker.http.get(f"/connectors/{name}{suffix}").status_code in (200, 404)
+               for suffix in ("", "/config", "/status", "/tasks"))
