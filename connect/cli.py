@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import ssl
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import orjson
 import uvicorn
 
+from connect import rest_security
 from connect.api.errors import ConnectError
 from connect.config import string_values
 from connect.herder import Herder
@@ -68,11 +70,12 @@ def serve(runtime: Runtime, on_started: Any = None) -> int:
 
     startup = Startup(runtime, on_started, failed)
     herder: Any = _LazyHerder(startup)
-    app = create_app(herder)
+    app = create_app(herder, credentials=rest_security.basic_auth_credentials(runtime.props))
+    tls = rest_security.tls_settings(runtime.props, runtime.config.listener_scheme())
     app.state.startup = startup
     app.router.lifespan_context = lifespan(startup)
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
-                                           timeout_graceful_shutdown=10))
+                                           timeout_graceful_shutdown=10, **(tls.uvicorn_kwargs() if tls else {})))
     server.run()
     return 1 if startup.failed is not None else 0
 
@@ -98,7 +101,7 @@ def distributed_main(argv: list[str] | None = None) -> int:
     except (ConnectError, OSError) as exc:
         log.error("Stopping due to error: %s", exc)
         return 1
-    return serve(runtime)
+    return _serve_or_fail(runtime, None, 1)
 
 
 def standalone_main(argv: list[str] | None = None) -> int:
@@ -123,7 +126,15 @@ def standalone_main(argv: list[str] | None = None) -> int:
             herder.put_connector_config(props["name"], props, allow_replace=True, initial_state=state).result(60)
             log.info("Created connector %s", props["name"])
 
-    return 3 if serve(runtime, create_connectors) else 0
+    return _serve_or_fail(runtime, create_connectors, 3)
+
+
+def _serve_or_fail(runtime: Runtime, on_started: Any, failure_code: int) -> int:
+    try:
+        return failure_code if serve(runtime, on_started) else 0
+    except (ConnectError, OSError, ssl.SSLError) as exc:
+        log.error("Stopping due to error: %s", exc)
+        return failure_code
 
 
 def main(argv: list[str] | None = None) -> int:

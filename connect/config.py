@@ -68,6 +68,10 @@ class WorkerConfig(BaseModel):
         parsed = urlparse(first)
         return parsed.hostname or "0.0.0.0", parsed.port or 8083
 
+    def listener_scheme(self) -> str:
+        """``http`` or ``https`` (first listener)."""
+        return urlparse(self.listeners.split(",")[0].strip()).scheme or "http"
+
     def worker_id(self) -> str:
         """``host:port`` of the advertised REST URL, as Connect reports it in statuses."""
         host, port = self.listener()

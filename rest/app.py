@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hmac
+
 from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -39,6 +43,33 @@ class _WaitForStartup:
         await self.app(scope, receive, send)
 
 
+class _BasicAuth:
+    """ASGI middleware: HTTP basic authentication against the credentials of the basic-auth extension."""
+
+    def __init__(self, app: ASGIApp, credentials: dict[str, str]) -> None:
+        self.app = app
+        self._credentials = credentials
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or self._authorized(dict(scope.get("headers") or [])):
+            await self.app(scope, receive, send)
+            return
+        response = errors.error_response(401, "User cannot access the resource.")
+        response.headers["WWW-Authenticate"] = 'Basic realm="KafkaConnect"'
+        await response(scope, receive, send)
+
+    def _authorized(self, headers: dict[bytes, bytes]) -> bool:
+        value = headers.get(b"authorization", b"")
+        if not value.lower().startswith(b"basic "):
+            return False
+        try:
+            user, _, password = base64.b64decode(value[6:].strip()).decode("utf-8").partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            return False
+        expected = self._credentials.get(user)
+        return expected is not None and hmac.compare_digest(expected, password)
+
+
 class _EncodedSlashes:
     """ASGI middleware: route ``/connectors/a%2Fb/status`` to connector ``a/b`` (Connect allows ``/``)."""
 
@@ -51,7 +82,7 @@ class _EncodedSlashes:
         await self.app(scope, receive, send)
 
 
-def create_app(herder: Herder) -> FastAPI:
+def create_app(herder: Herder, credentials: dict[str, str] | None = None) -> FastAPI:
     """The application, bound to ``herder``."""
     app = FastAPI(title="Kafka Connect REST API", version=plugins.VERSION, redirect_slashes=False,
                   docs_url=None, redoc_url=None)
@@ -62,4 +93,6 @@ def create_app(herder: Herder) -> FastAPI:
     errors.install(app)
     app.add_middleware(_EncodedSlashes)
     app.add_middleware(_WaitForStartup)
+    if credentials is not None:
+        app.add_middleware(_BasicAuth, credentials=credentials)
     return app
