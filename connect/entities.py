@@ -33,6 +33,7 @@ class StateInfo:
     worker_id: str
     trace: str | None = None
     id: int | None = None
+    version: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -147,18 +147,25 @@ class Herder:
         status = self.status_store.connector(name)
         if status is None:
             raise NotFoundError(f"No status found for connector {name}")
-        tasks = [StateInfo(s.state, s.worker_id, s.trace or None, n)
-                 for n, s in sorted(self.status_store.tasks(name).items())]
         config = self._snapshot.connector_configs.get(name, {})
-        return ConnectorStateInfo(name, StateInfo(status.state, status.worker_id, status.trace or None), tasks,
-                                  self._connector_type(config))
+        version = self._plugin_version(config)
+        tasks = [StateInfo(s.state, s.worker_id, s.trace or None, n, version)
+                 for n, s in sorted(self.status_store.tasks(name).items())]
+        return ConnectorStateInfo(name, StateInfo(status.state, status.worker_id, status.trace or None, None, version),
+                                  tasks, self._connector_type(config))
 
     def task_status(self, name: str, task: int) -> StateInfo:
         """One task's state."""
         status = self.status_store.task(ConnectorTaskId(name, task))
         if status is None:
             raise NotFoundError(f"No status found for task {name}-{task}")
-        return StateInfo(status.state, status.worker_id, status.trace or None, task)
+        version = self._plugin_version(self._snapshot.connector_configs.get(name, {}))
+        return StateInfo(status.state, status.worker_id, status.trace or None, task, version)
+
+    @staticmethod
+    def _plugin_version(config: Mapping[str, str]) -> str | None:
+        desc = plugins.find(plugins.CONNECTORS, config.get("connector.class", ""))
+        return None if desc is None else desc.version
 
     @staticmethod
     def _connector_type(config: Mapping[str, str]) -> str:

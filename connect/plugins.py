@@ -47,6 +47,19 @@ HEADER_CONVERTERS = (
     PluginDesc("org.apache.kafka.connect.storage.StringConverter", "converters.string.StringConverter",
                "header_converter"),
 )
+TASK_CLASSES = {
+    "io.debezium.connector.mongodb.MongoDbConnectorTask": "connectors.mongodb.task.MongoDbConnectorTask",
+    "org.apache.kafka.connect.file.FileStreamSourceTask": "connectors.file.source.FileStreamSourceTask",
+}
+"""Java task class names (what ``task.class`` holds in the config topic, as Java workers write it) -> ours."""
+_JAVA_TASK_NAMES = {python: java for java, python in TASK_CLASSES.items()}
+
+
+def task_class_name(python_path: str) -> str:
+    """The ``task.class`` to store for one of our task classes: the Java name when it has one."""
+    return _JAVA_TASK_NAMES.get(python_path, python_path)
+
+
 _SUFFIXES = {"source": "Connector", "converter": "Converter", "header_converter": "Converter"}
 
 

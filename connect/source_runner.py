@@ -102,6 +102,8 @@ class WorkerSourceTask:
         self._stop = threading.Event()
         self._done = threading.Event()
         self._paused = threading.Event()
+        self._state_lock = threading.Lock()
+        self._started = False
         self._topics: set[str] = set()
         self._send_error: BaseException | None = None
         self._last_headers: tuple[tuple[Any, ...] | None, list[tuple[str, bytes]]] = (None, [])
@@ -122,15 +124,19 @@ class WorkerSourceTask:
 
     def pause(self) -> None:
         """Stop polling until :meth:`resume` (the task keeps its resources and offsets)."""
-        if not self._paused.is_set():
-            self._paused.set()
-            self._report(self._listener.on_pause)
+        with self._state_lock:
+            if not self._paused.is_set():
+                self._paused.set()
+                if self._started:
+                    self._report(self._listener.on_pause)
 
     def resume(self) -> None:
         """Poll again after :meth:`pause`."""
-        if self._paused.is_set():
-            self._paused.clear()
-            self._report(self._listener.on_resume)
+        with self._state_lock:
+            if self._paused.is_set():
+                self._paused.clear()
+                if self._started:
+                    self._report(self._listener.on_resume)
 
     @property
     def paused(self) -> bool:
@@ -157,7 +163,9 @@ class WorkerSourceTask:
             self._task.initialize(_Context(self.id.connector, self.id.task, self._reader))
             self._task.start(self._props)
             log.info("%s Source task finished initialization and start", self.id)
-            self._report(self._listener.on_startup)
+            with self._state_lock:  # a pause that arrived during start() wins over RUNNING
+                self._report(self._listener.on_pause if self._paused.is_set() else self._listener.on_startup)
+                self._started = True
             self._loop()
         except Exception as exc:
             log.error("%s Task threw an uncaught and unrecoverable exception", self.id, exc_info=exc)

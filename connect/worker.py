@@ -136,7 +136,7 @@ class Worker(TaskStatusListener):
             raise ConnectError(f"Connector {name} generated {len(configs)} task configs, but tasks.max is "
                                f"{max_tasks}")
         task_class = connector.task_class()
-        class_name = f"{task_class.__module__}.{task_class.__qualname__}"
+        class_name = plugins.task_class_name(f"{task_class.__module__}.{task_class.__qualname__}")
         return [{**cfg, "task.class": class_name} for cfg in configs]
 
     # --- tasks ----------------------------------------------------------------------------------
@@ -209,6 +209,7 @@ def _load_task_class(task_props: Mapping[str, str]) -> type[SourceTask]:
     import importlib
 
     path = task_props.get("task.class", "")
+    path = plugins.TASK_CLASSES.get(path, path)
     module_name, _, attr = path.rpartition(".")
     try:
         cls = getattr(importlib.import_module(module_name), attr)

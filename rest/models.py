@@ -40,6 +40,8 @@ def state(info: StateInfo) -> dict[str, Any]:
     body.update(state=info.state, worker_id=info.worker_id)
     if info.trace:
         body["trace"] = info.trace
+    if info.version:
+        body["version"] = info.version
     return body
 
 

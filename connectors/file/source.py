@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from connect.api.config import ConfigDef, ConfigKey, ConfigType
 from connect.api.connector import SourceConnector
@@ -41,9 +42,17 @@ class FileStreamSourceConnector(SourceConnector):
         return FileStreamSourceTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        """One task."""
-        keys = ("file", "topic", "batch.size")
-        return [{k: self._props[k] for k in keys if k in self._props}]
+        """One task with the connector's config, as Kafka's connector does."""
+        return [dict(self._props)]
+
+    def alter_offsets(self, props: Mapping[str, str], offsets: Mapping[tuple[tuple[str, Any], ...], Any]) -> bool:
+        """Offsets are ``{"filename": <file>}`` -> ``{"position": <non-negative int>}``; nothing is kept elsewhere."""
+        for partition, offset in offsets.items():
+            if set(dict(partition)) != {"filename"}:
+                raise ConnectError(f"Partition must have exactly the key 'filename': {dict(partition)}")
+            if offset is not None and not (isinstance(offset.get("position"), int) and offset["position"] >= 0):
+                raise ConnectError(f"Offset must have a non-negative integer 'position': {offset}")
+        return True
 
     def stop(self) -> None:
         """Nothing to release."""

@@ -147,4 +147,4 @@ def test_documented_example_produces_debezium_events(worker: Worker, stack: Any,
     assert status["connector"]["state"] == "RUNNING"
     tasks = worker.http.get("/connectors/inventory-connector/tasks").json()
     assert tasks[0]["id"] == {"connector": "inventory-connector", "task": 0}
-    assert tasks[0]["config"]["task.class"] == "connectors.mongodb.task.MongoDbConnectorTask"
+    assert tasks[0]["config"]["task.class"] == "io.debezium.connector.mongodb.MongoDbConnectorTask"

@@ -39,7 +39,7 @@ def test_internal_topics_use_connect_formats(worker: Worker, stack: Any, mongo: 
     task = configs[f"task-{name}-0".encode()][-1]
     assert task is not None and task.startswith(b'{"properties":{')
     assert task == json.dumps(json.loads(task), separators=(",", ":"), ensure_ascii=False).encode(), "compact JSON"
-    assert json.loads(task)["properties"]["task.class"] == "connectors.mongodb.task.MongoDbConnectorTask"
+    assert json.loads(task)["properties"]["task.class"] == "io.debezium.connector.mongodb.MongoDbConnectorTask"
     assert configs[f"commit-{name}".encode()][-1] == b'{"tasks":1}'
 
     deadline = time.monotonic() + 30
