@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+import requests
 import schemathesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis.errors import Unsatisfiable
@@ -167,13 +168,23 @@ def _load(worker: Worker) -> Any:
 def test_every_operation_survives_fuzzing(worker: Worker, tmp_path: Path) -> None:
     schema = _load(worker)
     found: dict[tuple[str, str, int, str], str] = {}
+    # One keep-alive connection for all requests, as real clients do: a response must not break it for the next.
+    session = requests.Session()
+    previous = ["(none)"]
 
     def fuzz(operation: Any, mode: GenerationMode, examples: int, **fixed: Any) -> None:
         @given(case=operation.as_strategy(generation_mode=mode, **fixed))
         @settings(max_examples=examples, deadline=None, phases=[Phase.explicit, Phase.generate],
                   suppress_health_check=list(HealthCheck), database=None)
         def run(case: schemathesis.Case) -> None:
-            response = case.call(base_url=worker.url, timeout=120)
+            try:
+                response = case.call(base_url=worker.url, session=session, timeout=120)
+            except requests.ConnectionError as exc:
+                key = (operation.label, "connection_kept", 0, type(exc).__name__)
+                found.setdefault(key, f"{case.as_curl_command()}\n    -> {exc}\n    the request before it on the "
+                                      f"same keep-alive connection: {previous[0]}")
+                return
+            previous[0] = f"{case.as_curl_command()[:300]} -> {response.status_code}"
             for check in CHECKS:
                 try:
                     case.validate_response(response, checks=[check])
