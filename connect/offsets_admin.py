@@ -58,12 +58,20 @@ def _connector_confirms(config: Mapping[str, str], offsets: dict[tuple[tuple[str
         raise BadRequestError(f"The connector refused the offsets: {exc}") from exc
 
 
+_PRIMITIVE = (str, int, float, bool, type(None))
+
+
 def _frozen(partition: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """A partition as a hashable key; Connect allows only primitive values in partitions."""
+    if not all(isinstance(k, str) and isinstance(v, _PRIMITIVE) for k, v in partition.items()):
+        raise BadRequestError(f"Partition keys must be strings and values primitive (string, number, boolean, "
+                              f"null): {dict(partition)}")
     return tuple(partition.items())
 
 
 def alter_offsets(herder: Herder, name: str, body: Any) -> Future[str]:
     """Write the given partitions' offsets (``null`` removes one); the message says who manages them."""
+    herder.connector_config(name)  # an unknown connector is a 404 before the body is looked at
     entries = body.get("offsets") if isinstance(body, Mapping) else None
     if not entries:
         raise BadRequestError("Partitions / offsets need to be provided for an alter offsets request")
@@ -73,6 +81,8 @@ def alter_offsets(herder: Herder, name: str, body: Any) -> Future[str]:
         offset = entry.get("offset") if isinstance(entry, Mapping) else None
         if not isinstance(partition, Mapping) or (offset is not None and not isinstance(offset, Mapping)):
             raise BadRequestError("Each entry needs a 'partition' object and an 'offset' object or null")
+        if offset is not None and not all(isinstance(v, _PRIMITIVE) for v in offset.values()):
+            raise BadRequestError(f"Offset values must be primitive (string, number, boolean, null): {offset}")
         changes[_frozen(partition)] = offset
 
     def alter() -> str:

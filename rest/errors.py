@@ -8,6 +8,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from connect.api.errors import AlreadyExistsError, ConnectError, NotFoundError
 from connect.errors import ConnectRestError
@@ -49,9 +50,31 @@ async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
     return error_response(400, "Invalid request body: " + "; ".join(problems))
 
 
-async def _unexpected(_request: Request, exc: Exception) -> JSONResponse:
-    log.error("Uncaught exception in REST call", exc_info=exc)
-    return error_response(500, str(exc) or type(exc).__name__)
+class CatchAll:
+    """ASGI middleware: any other exception becomes Connect's 500 body, and the connection stays usable
+    (Starlette's own last-resort handler re-raises after answering, which drops keep-alive connections)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception as exc:
+            log.error("Uncaught exception in REST call to %s", scope.get("path"), exc_info=exc)
+            if not started:
+                await error_response(500, str(exc) or type(exc).__name__)(scope, receive, send)
 
 
 def install(app: FastAPI) -> None:
@@ -59,4 +82,4 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(ConnectError, _connect_error)
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
-    app.add_exception_handler(Exception, _unexpected)
+    app.add_middleware(CatchAll)
