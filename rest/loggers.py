@@ -23,6 +23,7 @@ from fastapi import APIRouter, Request, Response
 from connect.api.errors import NotFoundError
 from connect.errors import BadRequestError
 from connect.loggers import Loggers, default_loggers, parse_level
+from rest import openapi as oa
 from rest.common import await_future, json_body, route
 
 log = logging.getLogger(__name__)
@@ -39,12 +40,14 @@ def loggers_of(request: Request) -> Loggers:
     return loggers if loggers is not None else default_loggers()
 
 
-@route(router, "GET", "/admin/loggers")
+@route(router, "GET", "/admin/loggers",
+       responses=oa.responses({200: {"type": "object", "additionalProperties": oa.LOGGER_LEVEL}}))
 async def list_loggers(request: Request) -> dict[str, Any]:
     return {name: level.to_json() for name, level in loggers_of(request).all_levels().items()}
 
 
-@route(router, "GET", "/admin/loggers/{logger}")
+@route(router, "GET", "/admin/loggers/{logger}",
+       responses=oa.responses({200: oa.LOGGER_LEVEL}, 404))
 async def get_logger(logger: str, request: Request) -> dict[str, Any]:
     level = loggers_of(request).level(logger)
     if level is None:
@@ -53,7 +56,9 @@ async def get_logger(logger: str, request: Request) -> dict[str, Any]:
     return level.to_json()
 
 
-@route(router, "PUT", "/admin/loggers/{logger}")
+@route(router, "PUT", "/admin/loggers/{logger}",
+       responses=oa.responses({200: {"type": "array", "items": {"type": "string"}}, 204: None}, 400, 404),
+       openapi_extra=oa.LEVEL_BODY)
 async def set_level(logger: str, request: Request, scope: str = WORKER_SCOPE) -> Any:
     body = await json_body(request)
     if not isinstance(body, dict):

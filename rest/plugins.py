@@ -11,19 +11,22 @@ from connect import plugins, validation
 from connect.api.errors import NotFoundError
 from connect.config import string_values
 from connect.errors import BadRequestError, ConnectRestError
+from rest import openapi as oa
 from rest.common import REQUEST_TIMEOUT_S, herder_of, json_body, route
 
 router = APIRouter()
 
 
-@route(router, "GET", "/connector-plugins")
+@route(router, "GET", "/connector-plugins",
+       responses=oa.responses({200: {"type": "array", "items": {"type": "object"}}}, 400))
 async def connector_plugins(connectorsOnly: bool = True) -> list[dict[str, str]]:
     kinds = [plugins.CONNECTORS] if connectorsOnly else [plugins.CONNECTORS, plugins.CONVERTERS,
                                                          plugins.HEADER_CONVERTERS]
     return [{"class": d.class_name, "type": d.type, "version": d.version} for kind in kinds for d in kind]
 
 
-@route(router, "GET", "/connector-plugins/{plugin}/config")
+@route(router, "GET", "/connector-plugins/{plugin}/config",
+       responses=oa.responses({200: {"type": "array", "items": {"type": "object"}}}, 400, 404))
 async def plugin_config(plugin: str) -> list[dict[str, Any]]:
     """The plugin's config keys (connectors: their own keys, then the framework's)."""
     desc = validation.find_plugin(plugin)
@@ -32,7 +35,9 @@ async def plugin_config(plugin: str) -> list[dict[str, Any]]:
     return validation.plugin_config(desc)
 
 
-@route(router, "PUT", "/connector-plugins/{plugin}/config/validate")
+@route(router, "PUT", "/connector-plugins/{plugin}/config/validate",
+       responses=oa.responses({200: {"type": "object", "required": ["name", "error_count", "groups", "configs"]}}, 400),
+       openapi_extra=oa.CONFIG_BODY)
 async def validate_config(plugin: str, request: Request) -> dict[str, Any]:
     """Every problem of a connector config; 200 even when there are errors."""
     body = await json_body(request)

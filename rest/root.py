@@ -8,13 +8,15 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from connect import plugins
+from rest import openapi as oa
 from rest.common import herder_of, route
 
 router = APIRouter()
 COMMIT = "26b251a451ce941d"
 
 
-@route(router, "GET", "")
+@route(router, "GET", "",
+       responses=oa.responses({200: {"type": "object", "required": ["version", "commit", "kafka_cluster_id"]}}))
 async def root(request: Request) -> dict[str, Any]:
     return {"version": plugins.VERSION, "commit": COMMIT, "kafka_cluster_id": herder_of(request).kafka_cluster_id}
 
@@ -28,7 +30,8 @@ _HEALTH = {
 }
 
 
-@route(router, "GET", "/health")
+@route(router, "GET", "/health",
+       responses=oa.responses({200: {"type": "object", "required": ["status", "message"]}, 503: {"type": "object"}}))
 async def health(request: Request) -> JSONResponse:
     import asyncio
 
