@@ -28,7 +28,7 @@ lint: venv
 	$(VENV)/bin/ruff check .
 
 typecheck: venv
-	$(VENV)/bin/mypy connect connectors converters rest stack
+	$(VENV)/bin/mypy connect connectors converters rest stack compat benchmarks
 
 pytest: venv
 	$(VENV)/bin/pytest
