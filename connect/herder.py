@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from connect import plugins
+from connect import plugins, validation
 from connect.api.errors import AlreadyExistsError, ConnectError, NotFoundError
 from connect.entities import ConnectorInfo, ConnectorStateInfo, Created, StateInfo, TaskInfo
 from connect.errors import BadRequestError
@@ -32,8 +32,6 @@ _WAKE = object()
 def validation_errors(props: Mapping[str, str], worker_defaults: Mapping[str, str] | None = None) -> list[str]:
     """Every problem of a connector config, checked without contacting external systems: the same report as
     ``PUT /connector-plugins/{p}/config/validate``, each error prefixed with its key when it does not name it."""
-    from connect import validation
-
     desc = plugins.find(plugins.CONNECTORS, props.get("connector.class", ""))
     assert desc is not None
     report = validation.validate_connector_config(props, desc, worker_defaults=worker_defaults)
@@ -338,7 +336,7 @@ class Herder:
     def _validate(self, props: Mapping[str, str]) -> None:
         connector_class = props.get("connector.class")
         if not connector_class:
-            raise BadRequestError(f"Connector config {_java_map(props)} contains no connector type")
+            raise BadRequestError(f"Connector config {validation.java_map(props)} contains no connector type")
         if plugins.find(plugins.CONNECTORS, connector_class) is None:
             raise BadRequestError(plugins.connector_not_found(connector_class))
         config = self.worker.config
@@ -442,10 +440,6 @@ class Herder:
                     runner.pause()
                 else:
                     runner.resume()
-
-
-def _java_map(props: Mapping[str, str]) -> str:
-    return "{" + ", ".join(f"{k}={v}" for k, v in props.items()) + "}"
 
 
 __all__ = ["ConnectError", "Herder", "validation_errors"]
