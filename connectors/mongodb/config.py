@@ -134,6 +134,10 @@ CONFIG_DEF = ConfigDef((
                                               "initial_only, no_data (never), when_needed or always."),
     _key("snapshot.fetch.size", ConfigType.INT, "0", group="Connector", order=20, validators=(_non_negative,),
          doc="Documents per batch while snapshotting (0: the server's default)."),
+    _key("heartbeat.interval.ms", ConfigType.INT, "0", group="Connector", order=21, validators=(_non_negative,),
+         doc="Milliseconds between heartbeat records (0: none); they keep offsets moving on idle or filtered streams."),
+    _key("topic.heartbeat.prefix", default="__debezium-heartbeat", group="Connector", order=22,
+         doc="Prefix of the heartbeat topic, <prefix>.<topic.prefix>."),
     _key("extended.headers.enabled", ConfigType.BOOLEAN, "true", group="Connector", order=18,
          doc="Whether to add the __debezium.context.* headers to data records."),
 ))
@@ -180,6 +184,8 @@ class MongoDbConfig:
     tombstones_on_delete: bool
     max_batch_size: int
     snapshot_mode: SnapshotMode
+    heartbeat_interval_ms: int
+    heartbeat_topic_prefix: str
     snapshot_fetch_size: int
     max_queue_size: int
     max_await_time_ms: int
@@ -218,6 +224,8 @@ class MongoDbConfig:
             max_batch_size=integer("max.batch.size", 2048),
             snapshot_mode=SnapshotMode(props.get("snapshot.mode", SnapshotMode.INITIAL).strip().lower()),
             snapshot_fetch_size=integer("snapshot.fetch.size", 0),
+            heartbeat_interval_ms=integer("heartbeat.interval.ms", 0),
+            heartbeat_topic_prefix=props.get("topic.heartbeat.prefix") or "__debezium-heartbeat",
             max_queue_size=integer("max.queue.size", 8192),
             max_await_time_ms=integer("cursor.max.await.time.ms", 0),
             extended_headers=parse_bool(props.get("extended.headers.enabled"), True),

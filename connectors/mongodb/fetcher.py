@@ -20,6 +20,9 @@ log = logging.getLogger(__name__)
 
 _FAILED = object()
 CHUNK = 512
+POSITION = "__position__"
+"""Key of the marker put in order behind the events when the stream is idle: its value is the stream's resume
+token, valid once every event before it has been taken."""
 
 
 def _buffered(stream: Any) -> bool:
@@ -48,6 +51,7 @@ class ChangeStreamFetcher:
 
     def _run(self) -> None:
         batch: list[dict[str, Any]] = []
+        marked: Any = None
         try:
             while not self._stop.is_set():
                 event = self._stream.try_next()
@@ -55,6 +59,11 @@ class ChangeStreamFetcher:
                     batch.append(event)
                     if len(batch) < CHUNK and _buffered(self._stream):
                         continue
+                else:
+                    token = self._stream.resume_token
+                    if token is not None and token != marked:
+                        batch.append({POSITION: token})
+                        marked = token
                 if batch:
                     self._put(batch)
                     batch = []

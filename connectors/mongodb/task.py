@@ -22,8 +22,9 @@ from connect.api.records import SourceRecord
 from connect.api.task import SourceTask
 from connectors.mongodb import snapshot
 from connectors.mongodb.config import CaptureMode, CaptureScope, CollectionFilter, MongoDbConfig, SnapshotMode
-from connectors.mongodb.events import ChangeEventConverter, decode_resume_token
-from connectors.mongodb.fetcher import ChangeStreamFetcher
+from connectors.mongodb.events import ChangeEventConverter, decode_resume_token, encode_resume_token
+from connectors.mongodb.fetcher import POSITION, ChangeStreamFetcher
+from connectors.mongodb.heartbeat import Heartbeat
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,9 @@ class MongoDbConnectorTask(SourceTask):
         self.name = props.get("name", "?")
         self.partition = {"server_id": self.config.topic_prefix}
         self.captured = CollectionFilter(self.config)
+        self.heartbeat = Heartbeat(self.config.heartbeat_interval_ms, self.config.topic_prefix,
+                                   self.config.heartbeat_topic_prefix, self.partition)
+        self._last_event: dict[str, Any] | None = None
         self.events = ChangeEventConverter(
             topic_prefix=self.config.topic_prefix,
             tombstones_on_delete=self.config.tombstones_on_delete,
@@ -167,11 +171,23 @@ class MongoDbConnectorTask(SourceTask):
             raise RetriableError(f"[{self.name}] Change stream failed, will resume: {exc}") from exc
         records: list[SourceRecord] = []
         for event in events:
-            self._resume_token = event["_id"]
+            if POSITION in event:
+                self._resume_token, self._last_event = event[POSITION], None
+                continue
+            self._resume_token, self._last_event = event["_id"], event
             ns = event.get("ns") or {}
             if self.captured(ns.get("db", ""), ns.get("coll", "")):
                 records.extend(self.events.to_records(event))
+        if self.heartbeat.due() and self._resume_token is not None:
+            records.append(self.heartbeat.record(self._position()))
         return records or None
+
+    def _position(self) -> dict[str, Any]:
+        """The offset of the last event taken, or of the idle stream's resume token (sec/ord -1, as Debezium)."""
+        if self._last_event is not None:
+            return self.events.offset(self._last_event)
+        assert self._resume_token is not None
+        return {"sec": -1, "ord": -1, "resume_token": encode_resume_token(self._resume_token)}
 
     def _poll_snapshot(self) -> list[SourceRecord] | None:
         assert self._snapshot is not None
