@@ -18,12 +18,10 @@ one side only are listed without failing. With ``--work-dir`` every request and 
 from __future__ import annotations
 
 import argparse
-import fcntl
 import fnmatch
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -38,13 +36,12 @@ from pathlib import Path
 from typing import Any
 
 import stack
-from stack import procs
+from stack import maven, procs
 from stack.procs import CACHE_DIR, StackError
 from stack.service import Service
 from stack.worker import ConnectWorker, distributed_properties
 
 POM = Path(__file__).resolve().parent / "pom.xml"
-MAVEN_TIMEOUT = 1800.0
 REQUEST_TIMEOUT = 90.0
 POLL_TIMEOUT = 30.0
 JVM_OPTS = ["-Xms128m", "-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.awt.headless=true"]
@@ -100,39 +97,8 @@ def _libs_complete(libs: Path) -> bool:
 
 
 def ensure_libs() -> Path:
-    """Fetch the Kafka Connect jars with Maven on first use (temp dir + rename, under a lock); return the dir."""
-    libs = libs_dir()
-    if _libs_complete(libs):
-        return libs
-    libs.parent.mkdir(parents=True, exist_ok=True)
-    with (libs.parent / ".download.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if _libs_complete(libs):
-            return libs
-        mvn = shutil.which("mvn")
-        if mvn is None:
-            raise StackError("Maven (mvn) is not on PATH; it is needed once to fetch the Kafka Connect jars")
-        tmp = Path(tempfile.mkdtemp(prefix=".libs-", dir=libs.parent))
-        cmd = [mvn, "-q", "-B", "-f", str(POM), "dependency:copy-dependencies", "-DincludeScope=runtime",
-               f"-DoutputDirectory={tmp}"]
-        print(f"compat: fetching Kafka Connect {connect_version()} jars with Maven into {libs} ...",
-              file=sys.stderr, flush=True)
-        try:
-            result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                                    timeout=MAVEN_TIMEOUT, check=False)
-            if result.returncode != 0:
-                raise StackError(f"Maven failed (exit {result.returncode}): {' '.join(cmd)}\n"
-                                 f"{(result.stdout + result.stderr)[-4000:]}")
-            if not _libs_complete(tmp):
-                raise StackError(f"Maven finished but {tmp} lacks the Kafka Connect jars")
-            if libs.exists():
-                shutil.rmtree(libs)
-            os.rename(tmp, libs)
-        except subprocess.TimeoutExpired as exc:
-            raise StackError(f"Maven did not finish within {MAVEN_TIMEOUT:.0f} s: {' '.join(cmd)}") from exc
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return libs
+    """Fetch the Kafka Connect jars with Maven on first use; return the dir."""
+    return maven.ensure_libs(POM, libs_dir(), _libs_complete, f"Kafka Connect {connect_version()}")
 
 
 def _java() -> str:

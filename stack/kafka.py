@@ -4,23 +4,20 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import fcntl
 import os
 import shutil
 import subprocess
-import tempfile
 import uuid
 import xml.etree.ElementTree as ET
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from stack import procs
+from stack import maven, procs
 from stack.procs import CACHE_DIR, StackError
 from stack.service import Service
 
 POM = Path(__file__).resolve().parent / "pom.xml"
-MAVEN_TIMEOUT = 1800.0
 FORMAT_TIMEOUT = 120.0
 JVM_OPTS = ["-Xms128m", "-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.awt.headless=true"]
 
@@ -39,43 +36,8 @@ def libs_dir() -> Path:
 
 
 def ensure_libs() -> Path:
-    """Download the broker jars with Maven on first use (atomically: temp dir + rename); return the libs dir."""
-    libs = libs_dir()
-    if _libs_complete(libs):
-        return libs
-    libs.parent.mkdir(parents=True, exist_ok=True)
-    with (libs.parent / ".download.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be downloading right now; Maven itself is bounded
-        if _libs_complete(libs):
-            return libs
-        mvn = shutil.which("mvn")
-        if mvn is None:
-            raise StackError("Maven (mvn) is not on PATH; it is needed once to fetch the Kafka broker jars")
-        tmp = Path(tempfile.mkdtemp(prefix=".libs-", dir=libs.parent))
-        cmd = [
-            mvn, "-q", "-B", "-f", str(POM), "dependency:copy-dependencies",
-            "-DincludeScope=runtime", f"-DoutputDirectory={tmp}",
-        ]  # fmt: skip
-        print(f"stack: fetching Kafka {kafka_version()} broker jars with Maven into {libs} ...", flush=True)
-        try:
-            result = subprocess.run(
-                cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=MAVEN_TIMEOUT, check=False
-            )
-            if result.returncode != 0:
-                raise StackError(
-                    f"Maven failed to fetch the Kafka jars (exit {result.returncode}): {' '.join(cmd)}\n"
-                    f"{(result.stdout + result.stderr)[-4000:]}"
-                )
-            if not _libs_complete(tmp):
-                raise StackError(f"Maven finished but {tmp} lacks the kafka_2.13 jar")
-            if libs.exists():
-                shutil.rmtree(libs)
-            os.rename(tmp, libs)
-        except subprocess.TimeoutExpired as exc:
-            raise StackError(f"Maven did not finish within {MAVEN_TIMEOUT:.0f} s: {' '.join(cmd)}") from exc
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return libs
+    """Download the broker jars with Maven on first use; return the libs dir."""
+    return maven.ensure_libs(POM, libs_dir(), _libs_complete, f"Kafka {kafka_version()} broker")
 
 
 def _libs_complete(libs: Path) -> bool:
