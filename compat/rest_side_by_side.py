@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -101,16 +100,6 @@ def ensure_libs() -> Path:
     return maven.ensure_libs(POM, libs_dir(), _libs_complete, f"Kafka Connect {connect_version()}")
 
 
-def _java() -> str:
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home and (Path(java_home) / "bin" / "java").is_file():
-        return str(Path(java_home) / "bin" / "java")
-    java = shutil.which("java")
-    if java is None:
-        raise StackError("java is not on PATH (Java 17+ runs the reference Kafka Connect)")
-    return java
-
-
 _LOG4J2_PROPERTIES = """\
 status = warn
 appender.stdout.type = Console
@@ -152,7 +141,7 @@ class JavaConnect(Service):
         procs.write_atomic(self.log4j_path, _LOG4J2_PROPERTIES)
 
     def command(self) -> list[str]:
-        return [_java(), *JVM_OPTS, f"-Dlog4j2.configurationFile={self.log4j_path}", "-cp", f"{libs_dir()}/*",
+        return [procs.java(), *JVM_OPTS, f"-Dlog4j2.configurationFile={self.log4j_path}", "-cp", f"{libs_dir()}/*",
                 "org.apache.kafka.connect.cli.ConnectDistributed", str(self.properties_path)]
 
     def is_ready(self) -> bool:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import os
-import shutil
 import subprocess
 import uuid
 import xml.etree.ElementTree as ET
@@ -43,16 +41,6 @@ def ensure_libs() -> Path:
 def _libs_complete(libs: Path) -> bool:
     version = kafka_version()
     return (libs / f"kafka_2.13-{version}.jar").is_file() and (libs / f"kafka-clients-{version}.jar").is_file()
-
-
-def _java() -> str:
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home and (Path(java_home) / "bin" / "java").is_file():
-        return str(Path(java_home) / "bin" / "java")
-    java = shutil.which("java")
-    if java is None:
-        raise StackError("java is not on PATH (Java 17+ is needed for the Kafka broker)")
-    return java
 
 
 def _cluster_id() -> str:
@@ -130,7 +118,7 @@ class KafkaBroker(Service):
         return "".join(f"{k}={v}\n" for k, v in props.items())
 
     def command(self) -> list[str]:
-        return [_java(), *JVM_OPTS, "-cp", f"{libs_dir()}/*", "kafka.Kafka", str(self.config_path)]
+        return [procs.java(), *JVM_OPTS, "-cp", f"{libs_dir()}/*", "kafka.Kafka", str(self.config_path)]
 
     def prepare(self) -> None:
         libs = ensure_libs()
@@ -139,7 +127,7 @@ class KafkaBroker(Service):
         if (self.data_dir / "meta.properties").is_file():
             return  # formatted before; keep the data
         cmd = [
-            _java(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", f"{libs}/*", "kafka.tools.StorageTool",
+            procs.java(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", f"{libs}/*", "kafka.tools.StorageTool",
             "format", "-t", _cluster_id(), "-c", str(self.config_path),
         ]  # fmt: skip
         try:

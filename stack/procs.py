@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -256,3 +257,14 @@ def remove(path: Path) -> None:
 def python_bin_dir() -> Path:
     """The bin/ directory of the running interpreter's environment (not resolved: venv symlinks matter)."""
     return Path(sys.executable).parent
+
+
+def java() -> str:
+    """The ``java`` of ``JAVA_HOME``, else the one on PATH (Java 17+ runs Kafka and Kafka Connect)."""
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / "java").is_file():
+        return str(Path(java_home) / "bin" / "java")
+    found = shutil.which("java")
+    if found is None:
+        raise StackError("java is not on PATH (Java 17+ is needed for Kafka and the reference Kafka Connect)")
+    return found
