@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from connect.api.converter import Converter, HeaderConverter
 from connect.api.errors import ConnectError, RetriableError
+from connect.api.metrics import Metric
 from connect.api.records import SourceRecord
 from connect.api.task import OffsetStorageReader, SourceTask
 from connect.offsets import OffsetReader, OffsetWriter, SubmittedRecord, SubmittedRecords
@@ -108,6 +109,8 @@ class WorkerSourceTask:
         self._send_error: BaseException | None = None
         self._last_headers: tuple[tuple[Any, ...] | None, list[tuple[str, bytes]]] = (None, [])
         self._cancelled = False
+        self._polled = 0
+        self._written = 0
         self._thread = threading.Thread(target=self.run, name=f"task-{task_id}", daemon=True)
 
     def start(self) -> None:
@@ -156,6 +159,19 @@ class WorkerSourceTask:
     def running(self) -> bool:
         """True while the task thread is alive."""
         return not self._done.is_set()
+
+    def metrics(self) -> list[Metric]:
+        """Connect's source-task counters plus the task's own metrics."""
+        labels = {"connector": self.id.connector, "task": str(self.id.task)}
+        own = [Metric("kafka_connect_source_task_metrics_source_record_poll_total", self._polled, labels, "counter",
+                      "Records produced or polled by the task, before transformations."),
+               Metric("kafka_connect_source_task_metrics_source_record_write_total", self._written, labels, "counter",
+                      "Records written to Kafka and acknowledged, after transformations.")]
+        try:
+            return own + list(self._task.metrics())
+        except Exception:
+            log.exception("%s Task metrics failed", self.id)
+            return own
 
     def run(self) -> None:
         """Thread body: start, loop, final commit, stop."""
@@ -222,7 +238,9 @@ class WorkerSourceTask:
 
     def _poll(self) -> list[SourceRecord]:
         try:
-            return self._task.poll() or []
+            records = self._task.poll() or []
+            self._polled += len(records)
+            return records
         except RetriableError as exc:
             log.warning("%s Retriable exception from poll: %s", self.id, exc)
             self._stop.wait(RETRY_BACKOFF_S)
@@ -280,6 +298,7 @@ class WorkerSourceTask:
             self._on_error(record.topic, result)
             return
         submitted.ack()
+        self._written += 1
         try:
             self._task.commit_record(record)
         except Exception:

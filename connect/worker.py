@@ -15,6 +15,7 @@ from typing import Any
 from connect import clients, plugins
 from connect.api.connector import SourceConnector
 from connect.api.errors import ConnectError
+from connect.api.metrics import Metric
 from connect.api.task import SourceTask
 from connect.config import WorkerConfig, prefixed
 from connect.config_providers import ConfigTransformer
@@ -187,6 +188,17 @@ class Worker(TaskStatusListener):
             build("value.converter", self.config.value_converter),
             build("header.converter", self.config.header_converter, header=True),
         )
+
+    def metrics(self) -> list[Metric]:
+        """The worker's counts and every running task's metrics (read from the REST thread)."""
+        labels = {"worker_id": self.worker_id}
+        result = [Metric("kafka_connect_connect_worker_metrics_connector_count", len(self.connectors), labels,
+                         help="Connectors run in this worker."),
+                  Metric("kafka_connect_connect_worker_metrics_task_count", len(self.tasks), labels,
+                         help="Tasks run in this worker.")]
+        for runner in list(self.tasks.values()):
+            result.extend(runner.metrics())
+        return result
 
     def stop_tasks(self, task_ids: list[ConnectorTaskId], timeout: float | None = None) -> None:
         """Stop tasks, wait for them together up to ``timeout``, abandon the stragglers."""

@@ -12,7 +12,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from connect import plugins
 from connect.herder import Herder
-from rest import connectors, errors, loggers, root
+from rest import connectors, errors, loggers, metrics, root
 from rest import plugins as plugin_routes
 from rest.common import REQUEST_TIMEOUT_S, keep_encoded_slashes
 
@@ -88,7 +88,7 @@ def create_app(herder: Herder, credentials: dict[str, str] | None = None) -> Fas
                   docs_url=None, redoc_url=None)
     app.state.herder = herder
     app.state.publish_cluster_level = lambda namespace, level: herder.publish_logger_level(namespace, level)
-    for module in (root, connectors, plugin_routes, loggers):
+    for module in (root, connectors, plugin_routes, loggers, metrics):
         app.include_router(module.router)
     errors.install(app)
     app.add_middleware(_EncodedSlashes)

@@ -6,6 +6,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar, Protocol
 
+from connect.api.metrics import Metric
 from connect.api.records import SourceRecord
 
 
@@ -59,6 +60,10 @@ class SourceTask(ABC):
 
     def commit_record(self, record: SourceRecord) -> None:  # noqa: B027 - optional hook
         """Called when Kafka acknowledged ``record`` (or a transform dropped it)."""
+
+    def metrics(self) -> list[Metric]:
+        """The task's current metric values (called from other threads; must be cheap and not block)."""
+        return []
 
     @abstractmethod
     def stop(self) -> None:
