@@ -8,7 +8,7 @@ prefixed pass-through keys (``producer.*``, ``key.converter.*`` ...).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -45,6 +45,12 @@ class WorkerConfig(BaseModel):
     listeners: str = Field("http://:8083", alias="listeners")
     rest_advertised_host_name: str | None = Field(None, alias="rest.advertised.host.name")
     rest_advertised_port: int | None = Field(None, alias="rest.advertised.port")
+    rest_advertised_listener: str | None = Field(None, alias="rest.advertised.listener")
+    session_timeout_ms: int = Field(10_000, alias="session.timeout.ms")
+    heartbeat_interval_ms: int = Field(3_000, alias="heartbeat.interval.ms")
+    rebalance_timeout_ms: int = Field(60_000, alias="rebalance.timeout.ms")
+    worker_sync_timeout_ms: int = Field(3_000, alias="worker.sync.timeout.ms")
+    connect_protocol: Literal["eager", "compatible", "sessioned"] = Field("sessioned", alias="connect.protocol")
 
     @classmethod
     def parse(cls, props: Mapping[str, str], *, distributed: bool) -> tuple[WorkerConfig, dict[str, str]]:
@@ -82,6 +88,11 @@ class WorkerConfig(BaseModel):
 
             host = socket.gethostname()
         return f"{host}:{self.rest_advertised_port or port}"
+
+    def rest_url(self) -> str:
+        """The URL other workers use to reach this one (``rest.advertised.*``), ending with ``/``."""
+        scheme = self.rest_advertised_listener or self.listener_scheme()
+        return f"{scheme}://{self.worker_id()}/"
 
 
 def prefixed(props: Mapping[str, str], prefix: str) -> dict[str, str]:

@@ -18,8 +18,10 @@ from typing import Any, TypeVar
 
 from connect import plugins, validation
 from connect.api.errors import AlreadyExistsError, ConnectError, NotFoundError
+from connect.cluster import ClusterView, RequestTargetError
 from connect.entities import ConnectorInfo, ConnectorStateInfo, Created, StateInfo, TaskInfo
-from connect.errors import BadRequestError
+from connect.errors import BadRequestError, ConflictError
+from connect.forwarding import forward_task_configs
 from connect.storage.base import ConfigStore, StatusStore
 from connect.storage.config_state import ConfigState, ConnectorTaskId, TargetState
 from connect.worker import Worker
@@ -59,9 +61,15 @@ class Herder:
         self._failed_connectors: dict[str, dict[str, str]] = {}
         self._reconfigure: set[str] = set()
         self._assigned: dict[ConnectorTaskId, dict[str, str]] = {}
+        self.cluster: ClusterView | None = None
+        self._sync_timeout = worker.config.worker_sync_timeout_ms / 1000
         self._thread = threading.Thread(target=self._run, name="herder", daemon=True)
 
     # --- lifecycle ------------------------------------------------------------------------------
+    def attach(self, cluster: ClusterView) -> None:
+        """Distributed mode: run only what the group assigns to this worker (call before :meth:`start`)."""
+        self.cluster = cluster
+
     def start(self) -> None:
         """Start the herder thread (stores must already be started)."""
         self.config_store.set_listener(lambda: self._queue.put(_WAKE))
@@ -82,12 +90,25 @@ class Herder:
             log.exception("Reconciling connectors and tasks failed; retrying on the next tick")
 
     def _run(self) -> None:
+        try:
+            self._main_loop()
+        finally:
+            self.worker.stop()
+            if self.cluster is not None:
+                self.cluster.member.stop()
+            log.info("Herder stopped")
+
+    def _main_loop(self) -> None:
+        if self.cluster is not None:
+            self._join_group()
         self._safe_reconcile()
         self.ready.set()
         log.info("Herder started")
         while not self._stop.is_set():
+            if self.cluster is not None:
+                self._tick_group()
             try:
-                items = [self._queue.get(timeout=1.0)]
+                items = [self._queue.get(timeout=0.2 if self.cluster is not None else 1.0)]
             except queue.Empty:
                 items = []
             while not self._queue.empty():
@@ -97,8 +118,77 @@ class Herder:
                     self._execute(*item)
             if not self._stop.is_set():
                 self._safe_reconcile()
-        self.worker.stop()
-        log.info("Herder stopped")
+
+    # --- group membership (distributed mode, herder thread) ---------------------------------------
+    def _join_group(self) -> None:
+        """Block until the first assignment (or stop), saying what it waits for."""
+        assert self.cluster is not None
+        waited = 0.0
+        while not self._stop.is_set() and self.cluster.assignment is None:
+            self._tick_group()
+            waited += 1
+            if self.cluster.assignment is None and waited % 30 == 0:
+                log.info("Still waiting to join group %s", self.worker.config.group_id)
+
+    def _tick_group(self) -> None:
+        cluster = self.cluster
+        assert cluster is not None
+        if cluster.member.rebalancing and cluster.assignment is not None:
+            log.info("Rebalance started: stopping every connector and task of this worker (eager protocol)")
+            self._revoke_all()
+        try:
+            cluster.member.poll(0.5)
+        except Exception as exc:  # noqa: BLE001 - membership errors are retried on the next tick
+            log.warning("Group membership failed, retrying: %s", exc)
+            self._stop.wait(0.5)
+            return
+        received = cluster.take()
+        if received is None:
+            return
+        if received.assignment.failed:
+            log.warning("The leader's config is behind a member's: reading the config topic, then rejoining")
+            self.config_store.refresh(self._sync_timeout)
+            cluster.member.request_rejoin()
+            return
+        if self.config_store.snapshot().offset < received.assignment.config_offset:
+            self.config_store.refresh(self._sync_timeout)
+        cluster.apply(received, self.config_store.snapshot())
+
+    def _revoke_all(self) -> None:
+        assert self.cluster is not None
+        self.worker.stop_tasks(list(self.worker.tasks))
+        self._assigned.clear()
+        for name in list(self.worker.connectors):
+            self.worker.stop_connector(name, report=False)
+        self.cluster.revoke()
+
+    def _owns_connector(self, name: str) -> bool:
+        return self.cluster is None or self.cluster.owns_connector(name)
+
+    def _owns_task(self, task_id: ConnectorTaskId) -> bool:
+        return self.cluster is None or self.cluster.owns_task(task_id)
+
+    @property
+    def _leads(self) -> bool:
+        return self.cluster is None or self.cluster.is_leader
+
+    def require_leader(self) -> None:
+        """Raise Connect's forward-or-409 error unless this worker may write connector configs now."""
+        if self.cluster is not None:
+            self.cluster.require_leader()
+
+    def _require_owner_or_leader(self, item: str | ConnectorTaskId) -> bool:
+        """True when this worker runs ``item``; raises a request-target error naming the worker to ask."""
+        if isinstance(item, str) and self._owns_connector(item):
+            return True
+        if isinstance(item, ConnectorTaskId) and self._owns_task(item):
+            return True
+        self.require_leader()
+        assert self.cluster is not None
+        url = self.cluster.owner_url(item)
+        if url is None:
+            raise ConflictError(f"Cannot find the worker that runs {item}; a rebalance may be under way")
+        raise RequestTargetError(url, f"{item} runs on another worker")
 
     def _execute(self, fn: Callable[[], Any], future: Future[Any]) -> None:
         if not future.set_running_or_notify_cancel():
@@ -180,6 +270,7 @@ class Herder:
 
     def _put_config(self, name: str, props: dict[str, str], allow_replace: bool,
                     initial_state: TargetState | None) -> Created:
+        self.require_leader()
         self.config_store.refresh(30)
         exists = name in self.config_store.snapshot().connector_configs
         if exists and not allow_replace:
@@ -195,6 +286,7 @@ class Herder:
     def delete_connector(self, name: str) -> Future[None]:
         """Delete a connector (its offsets stay in the offset store, as in Connect)."""
         def delete() -> None:
+            self.require_leader()
             self.config_store.refresh(30)
             if name not in self.config_store.snapshot().connector_configs:
                 raise NotFoundError(f"Connector {name} not found")
@@ -225,6 +317,7 @@ class Herder:
     def stop_connector(self, name: str) -> Future[None]:
         """Target state STOPPED: an empty task set first, then the state (tasks shut down, offsets kept)."""
         def stop() -> None:
+            self.require_leader()
             self._exists(name, f"Unknown connector {name}")
             self.config_store.put_task_configs(name, [])
             self.config_store.put_target_state(name, TargetState.STOPPED)
@@ -239,8 +332,10 @@ class Herder:
         def restart() -> ConnectorStateInfo | None:
             self._exists(name, f"Unknown connector: {name}")
             if not include_tasks and not only_failed:
-                self._restart_instance(name)
+                if self._require_owner_or_leader(name):
+                    self._restart_instance(name)
                 return None
+            self.require_leader()
             if self.status_store.connector(name) is None:
                 raise NotFoundError(f"Status for connector {name} not found")
             self._mark_restarting(name, include_tasks, only_failed)
@@ -271,10 +366,11 @@ class Herder:
         if name not in self._snapshot.connector_configs:
             return
         connector, tasks = self._restart_plan(name, include_tasks, only_failed, ("FAILED", "RESTARTING"))
-        if connector:
+        if connector and self._owns_connector(name):
             self._restart_instance(name)
         for task_id in tasks:
-            self._restart_task_now(task_id)
+            if self._owns_task(task_id):
+                self._restart_task_now(task_id)
 
     def _restart_instance(self, name: str) -> None:
         config = self._snapshot.connector_configs.get(name)
@@ -294,7 +390,8 @@ class Herder:
             task_id = ConnectorTaskId(name, task)
             if task_id not in self._snapshot.task_configs:
                 raise NotFoundError(f"Unknown task: {task_id}")
-            self._restart_task_now(task_id)
+            if self._require_owner_or_leader(task_id):
+                self._restart_task_now(task_id)
         return self.submit(restart)
 
     def _restart_task_now(self, task_id: ConnectorTaskId) -> None:
@@ -359,9 +456,13 @@ class Herder:
             self._apply_logger_level(namespace, level)
         for request in self.config_store.take_restart_requests():
             self._restart_from_request(request.connector, request.include_tasks, request.only_failed)
+        if self.cluster is not None and self.cluster.needs_rebalance(snap):
+            log.info("Connectors or task configs changed: requesting a rebalance")
+            self.cluster.member.request_rejoin()
         self._stop_removed_connectors(snap)
         for name in snap.connectors():
-            self._reconcile_connector(name, snap)
+            if self._owns_connector(name):
+                self._reconcile_connector(name, snap)
         for name in sorted(self._reconfigure):
             self._publish_task_configs(name, snap)
         self._reconfigure.clear()
@@ -370,15 +471,18 @@ class Herder:
 
     def _stop_removed_connectors(self, snap: ConfigState) -> None:
         for name in list(self.worker.connectors):
-            if name not in snap.connector_configs or snap.target_state(name) is TargetState.STOPPED:
+            if name not in snap.connector_configs or snap.target_state(name) is TargetState.STOPPED \
+                    or not self._owns_connector(name):
                 self.worker.stop_connector(name, report=False)
+        if not self._leads:
+            return
         for name, count in snap.task_counts.items():
             for number in self.status_store.tasks(name):
                 if number >= count and ConnectorTaskId(name, number) not in self._assigned:
                     self.status_store.put_task(ConnectorTaskId(name, number), None)
 
     def _forget_deleted(self, snap: ConfigState) -> None:
-        for name in self._known - set(snap.connector_configs):
+        for name in self._known - set(snap.connector_configs) if self._leads else ():
             self.status_store.put_connector(name, None)
             for number in self.status_store.tasks(name):
                 self.status_store.put_task(ConnectorTaskId(name, number), None)
@@ -389,7 +493,7 @@ class Herder:
         config = snap.connector_configs[name]
         target = snap.target_state(name)
         if target is TargetState.STOPPED:
-            if snap.task_counts.get(name):
+            if snap.task_counts.get(name) and self._leads:
                 self.config_store.put_task_configs(name, [])
             self.worker.put_connector_state(name, "STOPPED")
             return
@@ -416,14 +520,33 @@ class Herder:
             self._failed_connectors[name] = snap.connector_configs[name]
             return
         current = [snap.task_configs.get(t) for t in snap.tasks(name)]
-        if configs != current:
+        if configs == current:
+            return
+        if self._leads:
             log.info("[%s] Writing %s task config(s)", name, len(configs))
             self.config_store.put_task_configs(name, configs)
+        else:
+            assert self.cluster is not None and self.cluster.assignment is not None
+            forward_task_configs(self.cluster.assignment.leader_url, name, configs)
+
+    def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> Future[None]:
+        """The internal ``POST /connectors/{c}/tasks``: a connector's owner hands its task configs to the leader."""
+        def put() -> None:
+            self.require_leader()
+            self._exists(name, f"Connector {name} not found")
+            if configs and self._snapshot.target_state(name) is TargetState.STOPPED:
+                raise BadRequestError("Cannot submit non-empty set of task configs for stopped connector")
+            current = [self._snapshot.task_configs.get(t) for t in self._snapshot.tasks(name)]
+            if configs != current:
+                log.info("[%s] Writing %s task config(s) from the connector's worker", name, len(configs))
+                self.config_store.put_task_configs(name, configs)
+        return self.submit(put)
 
     def _reconcile_tasks(self, snap: ConfigState) -> None:
         desired = {
             tid: cfg for tid, cfg in snap.task_configs.items()
             if tid.connector in snap.connector_configs and snap.target_state(tid.connector) is not TargetState.STOPPED
+            and self._owns_task(tid)
         }
         stale = [tid for tid, cfg in self._assigned.items() if desired.get(tid) != cfg]
         if stale:

@@ -86,6 +86,7 @@ def alter_offsets(herder: Herder, name: str, body: Any) -> Future[str]:
         changes[_frozen(partition)] = offset
 
     def alter() -> str:
+        herder.require_leader()
         config = _require_stopped(herder, name)
         confirmed = _connector_confirms(config, changes)
         _write(herder, name, changes)
@@ -96,6 +97,7 @@ def alter_offsets(herder: Herder, name: str, body: Any) -> Future[str]:
 def reset_offsets(herder: Herder, name: str) -> Future[str]:
     """Tombstone every offset of the connector."""
     def reset() -> str:
+        herder.require_leader()
         config = _require_stopped(herder, name)
         changes = {_frozen(entry["partition"]): None for entry in connector_offsets(herder, name)}
         confirmed = _connector_confirms(config, changes)

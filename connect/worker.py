@@ -58,6 +58,10 @@ class Worker(TaskStatusListener):
         self.transformer = ConfigTransformer(self.props)
         self.tasks: dict[ConnectorTaskId, WorkerSourceTask] = {}
 
+    def set_generation(self, generation: Callable[[], int]) -> None:
+        """Where status records get their group generation from."""
+        self._generation = generation
+
     # --- status ---------------------------------------------------------------------------------
     def _status(self, state: str, trace: str | None = None) -> Status:
         return Status(state, trace, self.worker_id, self._generation())

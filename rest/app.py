@@ -51,7 +51,7 @@ class _BasicAuth:
         self._credentials = credentials
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or self._authorized(dict(scope.get("headers") or [])):
+        if scope["type"] != "http" or _internal(scope) or self._authorized(dict(scope.get("headers") or [])):
             await self.app(scope, receive, send)
             return
         response = errors.error_response(401, "User cannot access the resource.")
@@ -68,6 +68,15 @@ class _BasicAuth:
             return False
         expected = self._credentials.get(user)
         return expected is not None and hmac.compare_digest(expected, password)
+
+
+def _internal(scope: Scope) -> bool:
+    """Worker-to-worker requests, which Connect's basic-auth filter lets through: ``POST /connectors/{c}/tasks``
+    and ``PUT /connectors/{c}/fence``."""
+    path = str(scope.get("path", "")).rstrip("/")
+    method = scope.get("method")
+    return path.startswith("/connectors/") and ((method == "POST" and path.endswith("/tasks"))
+                                                or (method == "PUT" and path.endswith("/fence")))
 
 
 class _EncodedSlashes:

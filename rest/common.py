@@ -73,6 +73,7 @@ def route(router: APIRouter, method: str, path: str, **kwargs: Any) -> Callable[
     def decorate(fn: Any) -> Any:
         router.add_api_route(path or "/", fn, methods=[method], **kwargs)
         if path:
-            router.add_api_route(path + "/", fn, methods=[method], include_in_schema=False, **kwargs)
+            extra = {**kwargs, "include_in_schema": False}
+            router.add_api_route(path + "/", fn, methods=[method], **extra)
         return fn
     return decorate

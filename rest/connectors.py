@@ -187,6 +187,17 @@ async def restart_task(connector: str, task: int, request: Request) -> Response:
     return Response(status_code=204)
 
 
+@route(router, "POST", "/connectors/{connector:connector}/tasks", include_in_schema=False)
+async def put_task_configs(connector: str, request: Request) -> Response:
+    """Internal: a connector's worker hands its task configs to the leader (forwarded when not the leader)."""
+    body = await json_body(request)
+    if not isinstance(body, list) or not all(isinstance(c, dict) for c in body):
+        raise BadRequestError("Task configs must be a JSON array of objects")
+    configs = [string_values(c) for c in body]
+    await await_future(herder_of(request).put_task_configs(connector, configs))
+    return Response(status_code=204)
+
+
 @route(router, "GET", "/connectors/{connector:connector}/offsets",
        responses=oa.responses({200: oa.OFFSETS}, 404))
 async def connector_offsets(connector: str, request: Request) -> dict[str, Any]:

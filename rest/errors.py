@@ -6,12 +6,14 @@ import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from connect.api.errors import AlreadyExistsError, ConnectError, NotFoundError
+from connect.cluster import RequestTargetError
 from connect.errors import ConnectRestError
+from rest.forward import forward
 
 log = logging.getLogger(__name__)
 
@@ -23,7 +25,9 @@ def error_response(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error_code": status, "message": message}, status_code=status)
 
 
-async def _connect_error(_request: Request, exc: Exception) -> JSONResponse:
+async def _connect_error(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, RequestTargetError):
+        return await forward(request, exc)
     if isinstance(exc, ConnectRestError):
         return error_response(exc.status, exc.message)
     if isinstance(exc, NotFoundError):

@@ -1,0 +1,111 @@
+"""The worker's membership of its Connect group (Connect's ``WorkerGroupMember`` and ``WorkerCoordinator``).
+
+This is the kafka-python seam of the group protocol: a coordinator of protocol type ``connect`` whose
+metadata and assignments are Connect's (:mod:`connect.group_protocol`). The herder thread drives it with
+:meth:`WorkerGroupMember.poll`; kafka-python's own thread sends heartbeats between polls. Callbacks run
+while the herder thread waits inside :meth:`poll`, so they may touch the herder's state.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from kafka.coordinator.base import BaseCoordinator
+from kafka.net.compat import KafkaNetClient
+
+from connect import clients
+from connect import group_protocol as gp
+from connect.api.errors import ConnectError
+
+log = logging.getLogger(__name__)
+
+Assignor = Callable[[str, Mapping[str, gp.WorkerMetadata]], dict[str, gp.Assignment]]
+
+
+class _WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
+    def __init__(self, client: Any, member: WorkerGroupMember, **configs: Any) -> None:
+        super().__init__(client, **configs)
+        self._member = member
+
+    def protocol_type(self) -> str:
+        return gp.PROTOCOL_TYPE
+
+    def group_protocols(self) -> list[tuple[str, bytes]]:
+        return [(gp.EAGER, gp.encode_metadata(self._member.metadata()))]
+
+    def _perform_assignment(self, leader_id: str, protocol: str, members: list[Any]) -> dict[str, bytes]:
+        decoded = {m.member_id: gp.decode_metadata(bytes(m.metadata)) for m in members}
+        assignments = self._member.assignor(leader_id, decoded)
+        self._member.leader_view = (decoded, assignments)
+        return {member: gp.encode_assignment(a) for member, a in assignments.items()}
+
+    async def _on_join_complete_async(self, generation: int, member_id: str, protocol: str, data: bytes) -> None:
+        assignment = gp.decode_assignment(bytes(data))
+        self._member.on_assigned(generation, member_id, assignment)
+
+
+class WorkerGroupMember:
+    """Joins the group, keeps the membership alive and hands assignments to the herder."""
+
+    def __init__(self, settings: Mapping[str, Any], *, group_id: str, client_id: str,
+                 metadata: Callable[[], gp.WorkerMetadata], assignor: Assignor,
+                 on_assigned: Callable[[int, str, gp.Assignment], None],
+                 session_timeout_ms: int, heartbeat_interval_ms: int, rebalance_timeout_ms: int) -> None:
+        self.metadata = metadata
+        self.assignor = assignor
+        self.on_assigned = on_assigned
+        self.leader_view: tuple[dict[str, gp.WorkerMetadata], dict[str, gp.Assignment]] = ({}, {})
+        self._client = KafkaNetClient(**_client_configs(settings), client_id=client_id)
+        try:
+            version = self._client.check_version(timeout_ms=30_000)
+        except Exception as exc:
+            self._client.close()
+            raise ConnectError(f"Cannot reach Kafka at {settings.get('bootstrap.servers')}: {exc}") from exc
+        self._coordinator = _WorkerCoordinator(
+            self._client, self, group_id=group_id, session_timeout_ms=session_timeout_ms,
+            heartbeat_interval_ms=heartbeat_interval_ms, max_poll_interval_ms=rebalance_timeout_ms,
+            api_version=version)
+        self._closed = False
+
+    def poll(self, timeout_s: float) -> bool:
+        """Join or rejoin when needed and keep the heartbeat going; True when the member is in a stable group."""
+        coordinator = self._coordinator
+        joined = bool(coordinator.ensure_active_group(timeout_ms=int(timeout_s * 1000)))
+        coordinator.poll_heartbeat()
+        return joined and not coordinator.need_rejoin()
+
+    def request_rejoin(self) -> None:
+        """Ask for a rebalance (the config changed)."""
+        self._coordinator.request_rejoin()
+
+    @property
+    def rebalancing(self) -> bool:
+        """True while a join is needed or under way."""
+        return bool(self._coordinator.need_rejoin() or self._coordinator.rebalance_in_progress())
+
+    @property
+    def generation(self) -> int:
+        """The current generation id (-1 before the first join)."""
+        return int(self._coordinator._generation.generation_id)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Leave the group and close the client; idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._coordinator.close(timeout_ms=int(timeout * 1000))
+        except Exception:
+            log.warning("Leaving the group failed", exc_info=True)
+        finally:
+            self._client.close()
+
+
+def _client_configs(settings: Mapping[str, Any]) -> dict[str, Any]:
+    from kafka.net.manager import KafkaConnectionManager
+
+    kwargs = clients.client_kwargs(settings, KafkaConnectionManager.DEFAULT_CONFIG)
+    kwargs.pop("client_id", None)
+    return kwargs

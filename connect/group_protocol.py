@@ -1,0 +1,167 @@
+"""Kafka Connect's group protocol: member metadata, assignments and the eager assignor.
+
+Workers join a Kafka group with protocol type ``connect``. Each offers its REST URL and the config-topic
+offset it has read (``default`` subprotocol, version 0); the leader answers every member with the
+connectors and tasks it runs. The byte layouts are Connect's ``ConnectProtocol`` v0 (Kafka protocol
+primitives: big-endian integers, int16-length strings, int32-count arrays), so Java workers and ours
+can read each other's metadata.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from itertools import cycle
+
+from connect.api.errors import ConnectError
+from connect.storage.config_state import ConfigState, ConnectorTaskId
+
+PROTOCOL_TYPE = "connect"
+EAGER = "default"
+CONNECTOR_TASK = -1  # the task id that stands for the Connector instance itself
+NO_ERROR = 0
+CONFIG_MISMATCH = 1
+
+
+@dataclass(frozen=True)
+class WorkerMetadata:
+    """What a member tells the leader: where its REST API is and how far it read the config topic."""
+
+    url: str
+    config_offset: int
+
+
+@dataclass(frozen=True)
+class Assignment:
+    """What the leader tells a member (Connect's ``ConnectProtocol.Assignment``)."""
+
+    error: int
+    leader: str
+    leader_url: str
+    config_offset: int
+    connectors: tuple[str, ...] = ()
+    tasks: tuple[ConnectorTaskId, ...] = field(default_factory=tuple)
+
+    @property
+    def failed(self) -> bool:
+        """True when the leader could not assign (its config was behind a member's)."""
+        return self.error != NO_ERROR
+
+
+class _Reader:
+    def __init__(self, data: bytes) -> None:
+        self._data = memoryview(data)
+        self._pos = 0
+
+    def _take(self, fmt: str) -> int:
+        (value,) = struct.unpack_from(fmt, self._data, self._pos)
+        self._pos += struct.calcsize(fmt)
+        return int(value)
+
+    def int16(self) -> int:
+        return self._take(">h")
+
+    def int32(self) -> int:
+        return self._take(">i")
+
+    def int64(self) -> int:
+        return self._take(">q")
+
+    def string(self) -> str:
+        length = self.int16()
+        if length < 0:
+            raise ConnectError("Null string in Connect protocol data")
+        value = bytes(self._data[self._pos:self._pos + length]).decode("utf-8")
+        self._pos += length
+        return value
+
+
+def _string(value: str) -> bytes:
+    raw = value.encode("utf-8")
+    return struct.pack(">h", len(raw)) + raw
+
+
+def encode_metadata(metadata: WorkerMetadata) -> bytes:
+    """Member metadata, version 0."""
+    return struct.pack(">h", 0) + _string(metadata.url) + struct.pack(">q", metadata.config_offset)
+
+
+def decode_metadata(data: bytes) -> WorkerMetadata:
+    """Member metadata of any version (v1/v2 members add their current assignment, ignored here)."""
+    try:
+        reader = _Reader(data)
+        version = reader.int16()
+        if version < 0:
+            raise ConnectError(f"Unsupported Connect member metadata version {version}")
+        return WorkerMetadata(reader.string(), reader.int64())
+    except struct.error as exc:
+        raise ConnectError(f"Malformed Connect member metadata: {exc}") from exc
+
+
+def encode_assignment(assignment: Assignment) -> bytes:
+    """Assignment, version 0: connectors and tasks grouped by connector, ``-1`` for the connector itself."""
+    grouped: dict[str, list[int]] = {}
+    for name in assignment.connectors:
+        grouped.setdefault(name, []).append(CONNECTOR_TASK)
+    for task in assignment.tasks:
+        grouped.setdefault(task.connector, []).append(task.task)
+    out = [struct.pack(">hh", 0, assignment.error), _string(assignment.leader), _string(assignment.leader_url),
+           struct.pack(">qi", assignment.config_offset, len(grouped))]
+    for name, ids in grouped.items():
+        out.append(_string(name) + struct.pack(">i", len(ids)) + b"".join(struct.pack(">i", i) for i in ids))
+    return b"".join(out)
+
+
+def decode_assignment(data: bytes) -> Assignment:
+    """An assignment of version 0 (or the v0 prefix of a v1/v2 assignment)."""
+    try:
+        reader = _Reader(data)
+        reader.int16()
+        error, leader, leader_url, offset = reader.int16(), reader.string(), reader.string(), reader.int64()
+        connectors: list[str] = []
+        tasks: list[ConnectorTaskId] = []
+        for _ in range(max(reader.int32(), 0)):
+            name = reader.string()
+            for _ in range(max(reader.int32(), 0)):
+                number = reader.int32()
+                if number == CONNECTOR_TASK:
+                    connectors.append(name)
+                else:
+                    tasks.append(ConnectorTaskId(name, number))
+        return Assignment(error, leader, leader_url, offset, tuple(connectors), tuple(tasks))
+    except struct.error as exc:
+        raise ConnectError(f"Malformed Connect assignment: {exc}") from exc
+
+
+def eager_assign(leader: str, members: Mapping[str, WorkerMetadata], snapshot: ConfigState,
+                 ) -> dict[str, Assignment]:
+    """Connect's eager assignor: round-robin of the sorted connectors, then of their sorted tasks, over the sorted
+    member ids. When the leader's config is behind a member's, every member gets ``CONFIG_MISMATCH``."""
+    leader_url = members[leader].url if leader in members else ""
+    max_offset = max((m.config_offset for m in members.values()), default=snapshot.offset)
+    if snapshot.offset < max_offset:
+        mismatch = Assignment(CONFIG_MISMATCH, leader, leader_url, max_offset)
+        return {member: mismatch for member in members}
+    connectors: dict[str, list[str]] = {m: [] for m in members}
+    tasks: dict[str, list[ConnectorTaskId]] = {m: [] for m in members}
+    order = cycle(sorted(members))
+    for name in snapshot.connectors():
+        connectors[next(order)].append(name)
+    for name in snapshot.connectors():
+        for task in sorted(snapshot.tasks(name)):
+            tasks[next(order)].append(task)
+    return {m: Assignment(NO_ERROR, leader, leader_url, snapshot.offset, tuple(connectors[m]), tuple(tasks[m]))
+            for m in members}
+
+
+def owners(assignments: Mapping[str, Assignment], members: Mapping[str, WorkerMetadata],
+           ) -> dict[str | ConnectorTaskId, str]:
+    """REST URL of the member that runs each connector and task."""
+    result: dict[str | ConnectorTaskId, str] = {}
+    for member, assignment in assignments.items():
+        url = members[member].url if member in members else ""
+        items: Iterable[str | ConnectorTaskId] = (*assignment.connectors, *assignment.tasks)
+        for item in items:
+            result[item] = url
+    return result

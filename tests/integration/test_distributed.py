@@ -1,0 +1,103 @@
+"""Several workers in one group: connectors and tasks spread over them, writes sent to a follower reach the
+leader, and a worker killed with SIGKILL hands its work to the survivors without losing a change."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from tests.integration.support import Worker, payload, read_topic, unique
+
+pytestmark = pytest.mark.integration
+
+GROUP = {"session.timeout.ms": "6000", "heartbeat.interval.ms": "1000"}
+
+
+def _mongo_config(stack: Any, prefix: str, collection: str) -> dict[str, str]:
+    return {"connector.class": "io.debezium.connector.mongodb.MongoDbConnector",
+            "mongodb.connection.string": stack.mongo_uri, "topic.prefix": prefix,
+            "collection.include.list": collection}
+
+
+def _wait(predicate: Callable[[], bool], what: str, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _running_everywhere(workers: list[Worker], names: list[str]) -> bool:
+    for worker in workers:
+        for name in names:
+            reply = worker.http.get(f"/connectors/{name}/status")
+            if reply.status_code != 200:
+                return False
+            status = reply.json()
+            if status["connector"]["state"] != "RUNNING" or not status["tasks"] \
+                    or any(t["state"] != "RUNNING" for t in status["tasks"]):
+                return False
+    return True
+
+
+def test_three_workers_share_connectors_and_forward_writes(worker_factory: Callable[..., Worker], stack: Any,
+                                                           mongo: Any) -> None:
+    workers = [worker_factory(GROUP) for _ in range(3)]
+    db = unique("dist_")
+    names = [unique(f"dist{i}-") for i in range(3)]
+    for worker, name in zip(workers, names, strict=True):  # each POST lands on a different worker
+        reply = worker.http.post("/connectors", json={"name": name, "config": _mongo_config(stack, name, f"{db}.c")})
+        assert reply.status_code == 201, reply.text
+        assert reply.json()["name"] == name
+    _wait(lambda: _running_everywhere(workers, names), "every connector RUNNING on every worker's view")
+
+    statuses = [[w.http.get(f"/connectors/{n}/status").json() for n in names] for w in workers]
+    assert statuses[0] == statuses[1] == statuses[2], "every worker reports the same assignment"
+    owners = {s["connector"]["worker_id"] for s in statuses[0]} | {t["worker_id"] for s in statuses[0]
+                                                                   for t in s["tasks"]}
+    assert owners == {w.url.removeprefix("http://") for w in workers}, "work is spread over the three workers"
+
+    for worker in workers:  # config updates and deletes sent to any worker are applied by the leader
+        name = names[0]
+        config = {**_mongo_config(stack, name, f"{db}.c"), "heartbeat.interval.ms": str(1000 + len(worker.url))}
+        reply = worker.http.put(f"/connectors/{name}/config", json=config)
+        assert reply.status_code == 200, reply.text
+        assert workers[0].http.get(f"/connectors/{name}/config").json()["heartbeat.interval.ms"] == \
+            config["heartbeat.interval.ms"]
+    assert workers[2].http.delete(f"/connectors/{names[2]}").status_code == 204
+    _wait(lambda: all(w.http.get(f"/connectors/{names[2]}").status_code == 404 for w in workers), "delete seen")
+
+
+def test_a_killed_worker_hands_its_task_over_without_losing_changes(worker_factory: Callable[..., Worker],
+                                                                      stack: Any, mongo: Any) -> None:
+    workers = [worker_factory(GROUP) for _ in range(3)]
+    db, name = unique("distkill_"), unique("distkill-")
+    reply = workers[1].http.post("/connectors", json={"name": name, "config": _mongo_config(stack, name, f"{db}.c")})
+    assert reply.status_code == 201, reply.text
+    _wait(lambda: _running_everywhere(workers, [name]), f"{name} RUNNING")
+    owner_id = workers[0].http.get(f"/connectors/{name}/status").json()["tasks"][0]["worker_id"]
+    owner = next(w for w in workers if w.url.endswith(owner_id))
+    survivors = [w for w in workers if w is not owner]
+
+    collection = mongo[db].c
+    collection.insert_many([{"_id": n, "phase": "before"} for n in range(500)])
+    owner.process.kill()
+    collection.insert_many([{"_id": n, "phase": "after"} for n in range(500, 1000)])
+
+    def moved() -> bool:
+        reply = survivors[0].http.get(f"/connectors/{name}/status")
+        if reply.status_code != 200:
+            return False
+        tasks = reply.json()["tasks"]
+        return bool(tasks) and tasks[0]["state"] == "RUNNING" and tasks[0]["worker_id"] != owner_id
+    _wait(moved, "the task to move to a surviving worker", timeout=120)
+    collection.insert_many([{"_id": n, "phase": "moved"} for n in range(1000, 1200)])
+
+    records = read_topic(stack.kafka_bootstrap, f"{name}.{db}.c", 1200, timeout=120)
+    seen = {json.loads(payload(r.value)["after"])["_id"] for r in records if r.value is not None}
+    assert seen == set(range(1200)), f"missing: {sorted(set(range(1200)) - seen)[:20]}"
