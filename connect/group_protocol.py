@@ -4,7 +4,8 @@ Workers join a Kafka group with protocol type ``connect``. Each offers its REST 
 offset it has read (``default`` subprotocol, version 0); the leader answers every member with the
 connectors and tasks it runs. The byte layouts are Connect's ``ConnectProtocol`` v0 (Kafka protocol
 primitives: big-endian integers, int16-length strings, int32-count arrays), so Java workers and ours
-can read each other's metadata.
+can read each other's metadata. Our workers append the name of their config topic to both (Java's readers
+ignore trailing bytes), so a worker configured with another group's topics is refused with a clear message.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class WorkerMetadata:
 
     url: str
     config_offset: int
+    config_topic: str | None = None
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,7 @@ class Assignment:
     config_offset: int
     connectors: tuple[str, ...] = ()
     tasks: tuple[ConnectorTaskId, ...] = field(default_factory=tuple)
+    config_topic: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -53,6 +56,10 @@ class _Reader:
     def __init__(self, data: bytes) -> None:
         self._data = memoryview(data)
         self._pos = 0
+
+    @property
+    def remaining(self) -> int:
+        return len(self._data) - self._pos
 
     def _take(self, fmt: str) -> int:
         (value,) = struct.unpack_from(fmt, self._data, self._pos)
@@ -83,8 +90,9 @@ def _string(value: str) -> bytes:
 
 
 def encode_metadata(metadata: WorkerMetadata) -> bytes:
-    """Member metadata, version 0."""
-    return struct.pack(">h", 0) + _string(metadata.url) + struct.pack(">q", metadata.config_offset)
+    """Member metadata, version 0 (plus our config-topic trailer when known)."""
+    trailer = b"" if metadata.config_topic is None else _string(metadata.config_topic)
+    return struct.pack(">h", 0) + _string(metadata.url) + struct.pack(">q", metadata.config_offset) + trailer
 
 
 def decode_metadata(data: bytes) -> WorkerMetadata:
@@ -94,7 +102,9 @@ def decode_metadata(data: bytes) -> WorkerMetadata:
         version = reader.int16()
         if version < 0:
             raise ConnectError(f"Unsupported Connect member metadata version {version}")
-        return WorkerMetadata(reader.string(), reader.int64())
+        url, offset = reader.string(), reader.int64()
+        topic = reader.string() if version == 0 and reader.remaining >= 2 else None
+        return WorkerMetadata(url, offset, topic)
     except struct.error as exc:
         raise ConnectError(f"Malformed Connect member metadata: {exc}") from exc
 
@@ -110,6 +120,8 @@ def encode_assignment(assignment: Assignment) -> bytes:
            struct.pack(">qi", assignment.config_offset, len(grouped))]
     for name, ids in grouped.items():
         out.append(_string(name) + struct.pack(">i", len(ids)) + b"".join(struct.pack(">i", i) for i in ids))
+    if assignment.config_topic is not None:
+        out.append(_string(assignment.config_topic))
     return b"".join(out)
 
 
@@ -117,7 +129,7 @@ def decode_assignment(data: bytes) -> Assignment:
     """An assignment of version 0 (or the v0 prefix of a v1/v2 assignment)."""
     try:
         reader = _Reader(data)
-        reader.int16()
+        version = reader.int16()
         error, leader, leader_url, offset = reader.int16(), reader.string(), reader.string(), reader.int64()
         connectors: list[str] = []
         tasks: list[ConnectorTaskId] = []
@@ -129,7 +141,8 @@ def decode_assignment(data: bytes) -> Assignment:
                     connectors.append(name)
                 else:
                     tasks.append(ConnectorTaskId(name, number))
-        return Assignment(error, leader, leader_url, offset, tuple(connectors), tuple(tasks))
+        topic = reader.string() if version == 0 and reader.remaining >= 2 else None
+        return Assignment(error, leader, leader_url, offset, tuple(connectors), tuple(tasks), topic)
     except struct.error as exc:
         raise ConnectError(f"Malformed Connect assignment: {exc}") from exc
 
@@ -137,22 +150,33 @@ def decode_assignment(data: bytes) -> Assignment:
 def eager_assign(leader: str, members: Mapping[str, WorkerMetadata], snapshot: ConfigState,
                  ) -> dict[str, Assignment]:
     """Connect's eager assignor: round-robin of the sorted connectors, then of their sorted tasks, over the sorted
-    member ids. When the leader's config is behind a member's, every member gets ``CONFIG_MISMATCH``."""
-    leader_url = members[leader].url if leader in members else ""
-    max_offset = max((m.config_offset for m in members.values()), default=snapshot.offset)
+    member ids. When the leader's config is behind a member's, every member gets ``CONFIG_MISMATCH``; a member
+    that uses another config topic than the leader gets ``CONFIG_MISMATCH`` naming the leader's topic, and no work.
+    """
+    own = members[leader] if leader in members else WorkerMetadata("", snapshot.offset)
+    strangers = {m for m, md in members.items() if _differs(md.config_topic, own.config_topic)}
+    peers = {m: md for m, md in members.items() if m not in strangers}
+    refused = {m: Assignment(CONFIG_MISMATCH, leader, own.url, snapshot.offset, config_topic=own.config_topic)
+               for m in strangers}
+    max_offset = max((m.config_offset for m in peers.values()), default=snapshot.offset)
     if snapshot.offset < max_offset:
-        mismatch = Assignment(CONFIG_MISMATCH, leader, leader_url, max_offset)
-        return {member: mismatch for member in members}
-    connectors: dict[str, list[str]] = {m: [] for m in members}
-    tasks: dict[str, list[ConnectorTaskId]] = {m: [] for m in members}
-    order = cycle(sorted(members))
+        mismatch = Assignment(CONFIG_MISMATCH, leader, own.url, max_offset, config_topic=own.config_topic)
+        return {**{member: mismatch for member in peers}, **refused}
+    connectors: dict[str, list[str]] = {m: [] for m in peers}
+    tasks: dict[str, list[ConnectorTaskId]] = {m: [] for m in peers}
+    order = cycle(sorted(peers))
     for name in snapshot.connectors():
         connectors[next(order)].append(name)
     for name in snapshot.connectors():
         for task in sorted(snapshot.tasks(name)):
             tasks[next(order)].append(task)
-    return {m: Assignment(NO_ERROR, leader, leader_url, snapshot.offset, tuple(connectors[m]), tuple(tasks[m]))
-            for m in members}
+    assigned = {m: Assignment(NO_ERROR, leader, own.url, snapshot.offset, tuple(connectors[m]), tuple(tasks[m]),
+                              own.config_topic) for m in peers}
+    return {**assigned, **refused}
+
+
+def _differs(topic: str | None, leader_topic: str | None) -> bool:
+    return topic is not None and leader_topic is not None and topic != leader_topic
 
 
 def owners(assignments: Mapping[str, Assignment], members: Mapping[str, WorkerMetadata],

@@ -54,6 +54,7 @@ class Herder:
         self.status_store = status_store
         self.kafka_cluster_id = kafka_cluster_id
         self.ready = threading.Event()
+        self.failure: ConnectError | None = None
         self._queue: queue.Queue[Any] = queue.Queue()
         self._stop = threading.Event()
         self._snapshot = ConfigState()
@@ -92,6 +93,10 @@ class Herder:
     def _run(self) -> None:
         try:
             self._main_loop()
+        except ConnectError as exc:
+            log.error("%s", exc)
+            self.failure = exc
+            self.ready.set()
         finally:
             self.worker.stop()
             if self.cluster is not None:
@@ -144,6 +149,17 @@ class Herder:
             return
         received = cluster.take()
         if received is None:
+            return
+        theirs, own = received.assignment.config_topic, self.worker.config.config_storage_topic
+        if theirs is not None and theirs != own:
+            message = (f"This worker uses config.storage.topic '{own}', but the leader of group "
+                       f"'{self.worker.config.group_id}' at {received.assignment.leader_url} uses '{theirs}': every "
+                       "worker of a group must use the same config, offset and status topics")
+            if not self.ready.is_set():
+                raise ConnectError(message)
+            log.error("%s; waiting 10 s, then rejoining", message)
+            self._stop.wait(10)
+            cluster.member.request_rejoin()
             return
         if received.assignment.failed:
             log.warning("The leader's config is behind a member's: reading the config topic, then rejoining")

@@ -61,10 +61,18 @@ class Runtime:
         url = config.rest_url()
         view: list[ClusterView] = []
 
+        topic = config.config_storage_topic
+
         def metadata() -> gp.WorkerMetadata:
-            return gp.WorkerMetadata(url, store.snapshot().offset)
+            return gp.WorkerMetadata(url, store.snapshot().offset, topic)
 
         def assign(leader: str, members: Mapping[str, gp.WorkerMetadata]) -> dict[str, gp.Assignment]:
+            others = sorted({m.config_topic for m in members.values() if m.config_topic not in (None, topic)})
+            if others and not self.herder.ready.is_set():
+                # a worker that joins a running group with other topics refuses itself, not the group
+                refusal = gp.Assignment(gp.CONFIG_MISMATCH, leader, url, store.snapshot().offset,
+                                        config_topic=others[0])
+                return {member: refusal for member in members}
             if store.snapshot().offset < max((m.config_offset for m in members.values()), default=-1):
                 store.refresh(config.worker_sync_timeout_ms / 1000)
             return gp.eager_assign(leader, members, store.snapshot())
@@ -163,6 +171,8 @@ class Startup:
             herder = self.runtime.start()
             if not herder.ready.wait(300):
                 raise TimeoutError("the herder did not become ready within 300 s")
+            if herder.failure is not None:
+                raise herder.failure
             if self._on_started is not None:
                 self._on_started(herder)
         except Exception as exc:

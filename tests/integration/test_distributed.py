@@ -101,3 +101,33 @@ def test_a_killed_worker_hands_its_task_over_without_losing_changes(worker_facto
     records = read_topic(stack.kafka_bootstrap, f"{name}.{db}.c", 1200, timeout=120)
     seen = {json.loads(payload(r.value)["after"])["_id"] for r in records if r.value is not None}
     assert seen == set(range(1200)), f"missing: {sorted(set(range(1200)) - seen)[:20]}"
+
+
+def test_a_worker_with_another_config_topic_is_refused_and_the_group_goes_on(
+        worker_factory: Callable[..., Worker], stack: Any) -> None:
+    from stack.procs import StackError
+
+    first = worker_factory(GROUP)
+    with pytest.raises(StackError) as refused:
+        worker_factory({**GROUP, "config.storage.topic": unique("other-configs-")})
+    assert "every worker of a group must use the same config, offset and status topics" in str(refused.value)
+    name = unique("after-refusal-")
+    config = {"connector.class": "FileStreamSource", "file": "/dev/null", "topic": name}
+    assert first.http.post("/connectors", json={"name": name, "config": config}).status_code == 201
+    _wait(lambda: first.http.get(f"/connectors/{name}/status").status_code == 200, "the group to keep working")
+
+
+def test_a_worker_that_cannot_reach_kafka_exits_with_a_clear_message(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    from stack import free_port
+    from stack.worker import distributed_properties
+
+    props = distributed_properties("127.0.0.1:1", free_port())
+    path = tmp_path / "worker.properties"
+    path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    done = subprocess.run([sys.executable, "-m", "connect", "distributed", str(path)], capture_output=True,
+                          text=True, timeout=180)
+    assert done.returncode == 1
+    assert "Cannot reach Kafka at 127.0.0.1:1" in done.stderr + done.stdout

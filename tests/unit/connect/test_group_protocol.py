@@ -1,0 +1,81 @@
+"""Connect's group protocol bytes and the eager assignor.
+
+The golden bytes were printed by Kafka Connect 4.3.1's own ``ConnectProtocol`` (connect-runtime jar from Maven
+Central) with ``group_protocol_golden.jsh`` beside this file (jars fetched by ``compat``):
+``jshell --class-path "$(find .cache/connect-4.3.1 -name '*.jar' | tr '\\n' :)" \\
+tests/unit/connect/group_protocol_golden.jsh``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from connect import group_protocol as gp
+from connect.api.errors import ConnectError
+from connect.storage.config_state import ConfigState, ConnectorTaskId, TargetState
+
+JAVA_METADATA = "00000016687474703a2f2f3132372e302e302e313a383038332f000000000000002a"
+JAVA_ASSIGNMENT = (
+    "00000000000d636f6e6e6563742d312d6162630016687474703a2f2f3132372e302e302e313a383038332f0000000000000007"
+    "000000020005616c70686100000003ffffffff000000000000000100046265746100000002ffffffff00000000")
+JAVA_MISMATCH = ("00000001000d636f6e6e6563742d312d6162630016687474703a2f2f3132372e302e302e313a383038332f"
+                 "000000000000000900000000")
+URL = "http://127.0.0.1:8083/"
+
+
+def test_metadata_bytes_match_java() -> None:
+    metadata = gp.WorkerMetadata(URL, 42)
+    assert gp.encode_metadata(metadata).hex() == JAVA_METADATA
+    assert gp.decode_metadata(bytes.fromhex(JAVA_METADATA)) == metadata
+
+
+def test_assignment_bytes_match_java() -> None:
+    assignment = gp.Assignment(gp.NO_ERROR, "connect-1-abc", URL, 7, ("alpha", "beta"),
+                               (ConnectorTaskId("alpha", 0), ConnectorTaskId("alpha", 1), ConnectorTaskId("beta", 0)))
+    assert gp.encode_assignment(assignment).hex() == JAVA_ASSIGNMENT
+    assert gp.decode_assignment(bytes.fromhex(JAVA_ASSIGNMENT)) == assignment
+    mismatch = gp.decode_assignment(bytes.fromhex(JAVA_MISMATCH))
+    assert mismatch.failed and mismatch.error == gp.CONFIG_MISMATCH and mismatch.config_offset == 9
+    assert gp.encode_assignment(mismatch).hex() == JAVA_MISMATCH
+
+
+def test_v1_metadata_with_an_allocation_is_read_for_its_v0_fields() -> None:
+    v1 = bytes.fromhex("0001" + JAVA_METADATA[4:]) + b"\xff\xff\xff\xff"
+    assert gp.decode_metadata(v1) == gp.WorkerMetadata(URL, 42)
+
+
+def test_truncated_bytes_are_a_connect_error() -> None:
+    with pytest.raises(ConnectError, match="Malformed"):
+        gp.decode_metadata(bytes.fromhex(JAVA_METADATA)[:10])
+    with pytest.raises(ConnectError, match="Malformed"):
+        gp.decode_assignment(bytes.fromhex(JAVA_ASSIGNMENT)[:30])
+
+
+def _snapshot(tasks: dict[str, int], offset: int = 10) -> ConfigState:
+    snap = ConfigState(offset=offset)
+    for name, count in tasks.items():
+        snap.connector_configs[name] = {"connector.class": "x"}
+        snap.target_states[name] = TargetState.STARTED
+        snap.task_counts[name] = count
+        for n in range(count):
+            snap.task_configs[ConnectorTaskId(name, n)] = {}
+    return snap
+
+
+def test_eager_assignor_round_robins_connectors_then_tasks_over_sorted_members() -> None:
+    members = {m: gp.WorkerMetadata(f"http://{m}/", 10) for m in ("w-b", "w-a", "w-c")}
+    result = gp.eager_assign("w-b", members, _snapshot({"y": 2, "x": 3}))
+    assert result["w-a"].connectors == ("x",) and result["w-b"].connectors == ("y",)
+    # connectors took w-a, w-b; tasks continue from w-c: x0 w-c, x1 w-a, x2 w-b, y0 w-c, y1 w-a
+    assert result["w-c"].tasks == (ConnectorTaskId("x", 0), ConnectorTaskId("y", 0))
+    assert result["w-a"].tasks == (ConnectorTaskId("x", 1), ConnectorTaskId("y", 1))
+    assert result["w-b"].tasks == (ConnectorTaskId("x", 2),)
+    assert {a.leader for a in result.values()} == {"w-b"} and {a.leader_url for a in result.values()} == {"http://w-b/"}
+    owners = gp.owners(result, members)
+    assert owners["x"] == "http://w-a/" and owners[ConnectorTaskId("y", 1)] == "http://w-a/"
+
+
+def test_eager_assignor_reports_a_config_mismatch_when_the_leader_is_behind() -> None:
+    members = {"a": gp.WorkerMetadata("http://a/", 10), "b": gp.WorkerMetadata("http://b/", 12)}
+    result = gp.eager_assign("a", members, _snapshot({"x": 1}, offset=10))
+    assert all(a.failed and a.config_offset == 12 and not a.connectors for a in result.values())
