@@ -50,6 +50,9 @@ class WorkerConfig(BaseModel):
     heartbeat_interval_ms: int = Field(3_000, alias="heartbeat.interval.ms")
     rebalance_timeout_ms: int = Field(60_000, alias="rebalance.timeout.ms")
     worker_sync_timeout_ms: int = Field(3_000, alias="worker.sync.timeout.ms")
+    client_config_override_policy: Literal["All", "None", "Principal", "Allowlist"] = Field(
+        "All", alias="connector.client.config.override.policy")
+    client_config_override_allowlist: str = Field("", alias="connector.client.config.override.allowlist")
     connect_protocol: Literal["eager", "compatible", "sessioned"] = Field("sessioned", alias="connect.protocol")
 
     @classmethod
@@ -67,6 +70,13 @@ class WorkerConfig(BaseModel):
             if not props.get(key):
                 raise ConfigError(key, None, f'Missing required configuration "{key}" which has no default value.')
         return config, dict(props)
+
+    def validation_defaults(self) -> dict[str, str]:
+        """The worker settings a connector config is validated against: default converters, override policy."""
+        return {"key.converter": self.key_converter, "value.converter": self.value_converter,
+                "header.converter": self.header_converter,
+                "connector.client.config.override.policy": self.client_config_override_policy,
+                "connector.client.config.override.allowlist": self.client_config_override_allowlist}
 
     def listener(self) -> tuple[str, int]:
         """The host and port to serve the REST API on (first listener)."""

@@ -452,10 +452,7 @@ class Herder:
             raise BadRequestError(f"Connector config {validation.java_map(props)} contains no connector type")
         if plugins.find(plugins.CONNECTORS, connector_class) is None:
             raise BadRequestError(plugins.connector_not_found(connector_class))
-        config = self.worker.config
-        errors = validation_errors(self.worker.transformer.transform(props), {"key.converter": config.key_converter,
-                                           "value.converter": config.value_converter,
-                                           "header.converter": config.header_converter})
+        errors = validation_errors(self.worker.transformer.transform(props), self.worker.config.validation_defaults())
         if errors:
             raise BadRequestError(
                 f"Connector configuration is invalid and contains the following {len(errors)} error(s):\n"

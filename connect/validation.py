@@ -604,6 +604,25 @@ def _converter_entries(kind: str, desc: PluginDesc, props: Mapping[str, str | No
     return [replace(s.key, name=prefix + s.key.name) for s in specs], values
 
 
+_CLIENT_PREFIXES = ("producer.override.", "consumer.override.", "admin.override.")
+_PRINCIPAL_KEYS = frozenset({"sasl.jaas.config", "sasl.mechanism", "security.protocol"})
+
+
+def client_override_error(key: str, worker: Mapping[str, str]) -> str | None:
+    """Connect's ``connector.client.config.override.policy`` check of one ``*.override.*`` key."""
+    prefix = next((p for p in _CLIENT_PREFIXES if key.startswith(p)), None)
+    if prefix is None:
+        return None
+    policy = worker.get("connector.client.config.override.policy", "All")
+    name = key[len(prefix):]
+    allowed = {"All": True, "None": False, "Principal": name in _PRINCIPAL_KEYS,
+               "Allowlist": name in {n.strip() for n in worker.get(
+                   "connector.client.config.override.allowlist", "").split(",") if n.strip()}}.get(policy, True)
+    if allowed:
+        return None
+    return f"The '{policy}' policy does not allow '{name}' to be overridden in the connector configuration."
+
+
 def validate_connector_config(props: Mapping[str, str | None], desc: PluginDesc, *,
                               worker_defaults: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``PUT /connector-plugins/{plugin}/config/validate`` for the connector ``desc``: ConfigInfos with
@@ -640,6 +659,11 @@ def validate_connector_config(props: Mapping[str, str | None], desc: PluginDesc,
             if target is None:
                 target = report.undefined.setdefault(key_name, ConfigValue(key_name, None))
             target.errors.append(NULL_VALUE_ERROR)
+    for key_name, raw in props.items():
+        error = client_override_error(key_name, worker_defaults or {})
+        if error is not None:
+            target = base.get(key_name) or report.undefined.setdefault(key_name, ConfigValue(key_name, raw))
+            target.errors.append(error)
     report.add(keys + [s.key for s in aliases], values + alias_values)
 
     connector = plugins.load(desc)()

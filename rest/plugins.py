@@ -49,9 +49,7 @@ async def validate_config(plugin: str, request: Request) -> dict[str, Any]:
                               + ", ".join(nested))
     props = string_values(body)
     desc = validation.resolve_validate_request(plugin, props)
-    config = herder_of(request).worker.config
-    defaults = {"key.converter": config.key_converter, "value.converter": config.value_converter,
-                "header.converter": config.header_converter}
+    defaults = herder_of(request).worker.config.validation_defaults()
     try:
         return await asyncio.wait_for(
             asyncio.to_thread(validation.validate_connector_config, props, desc, worker_defaults=defaults),

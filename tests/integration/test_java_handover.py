@@ -77,7 +77,8 @@ def test_java_connect_and_ours_take_over_each_others_connectors_and_offsets(stac
         java.stop(timeout=30)
 
     port = free_port()
-    again = ConnectWorker(tmp_path / "ours-2", port, distributed_properties(stack.kafka_bootstrap, port, group_id=group))
+    props = distributed_properties(stack.kafka_bootstrap, port, group_id=group)
+    again = ConnectWorker(tmp_path / "ours-2", port, props)
     again.start()
     try:
         assert _wait_json(again.address, "/connectors", lambda body: body == [name]) == [name]

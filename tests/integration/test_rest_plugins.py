@@ -107,3 +107,19 @@ def test_validate_bad_bodies(worker: Worker) -> None:
     for content in (b"", b"{", b"[]", b'{"connector.class": "FileStreamSource", "x": {"y": 1}}'):
         reply = worker.http.put(url, content=content, headers={"Content-Type": "application/json"})
         assert reply.status_code == 400 and reply.json()["error_code"] == 400, content
+
+
+def test_override_policy_none_rejects_producer_overrides(worker_factory: Any, stack: Any) -> None:
+    strict = worker_factory({"connector.client.config.override.policy": "None"})
+    config = {"connector.class": "FileStreamSource", "file": "/dev/null", "topic": "t",
+              "producer.override.linger.ms": "5", "producer.override.acks": "1"}
+    reply = strict.http.post("/connectors", json={"name": "override-none", "config": config})
+    assert reply.status_code == 400
+    message = reply.json()["message"]
+    assert "contains the following 2 error(s)" in message
+    assert "The 'None' policy does not allow 'linger.ms' to be overridden in the connector configuration." in message
+    report = strict.http.put("/connector-plugins/FileStreamSource/config/validate",
+                             json={**config, "name": "override-none"}).json()
+    assert report["error_count"] == 2
+    errors = {c["value"]["name"]: c["value"]["errors"] for c in report["configs"] if c["value"]["errors"]}
+    assert set(errors) == {"producer.override.linger.ms", "producer.override.acks"}

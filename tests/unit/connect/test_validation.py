@@ -610,3 +610,22 @@ def test_router_rejections(client: TestClient, body: Any, status: int) -> None:
     path = "Nope" if body == {"connector.class": "com.example.Nope"} else "FileStreamSource"
     reply = client.put(f"/connector-plugins/{path}/config/validate", json=body)
     assert reply.status_code == status and reply.json()["error_code"] == status
+
+
+@pytest.mark.parametrize(("policy", "key", "allowed"), [
+    ("All", "producer.override.acks", True),
+    ("None", "producer.override.acks", False),
+    ("None", "consumer.override.max.poll.records", False),
+    ("Principal", "producer.override.sasl.jaas.config", True),
+    ("Principal", "admin.override.acks", False),
+    ("Allowlist", "producer.override.linger.ms", True),
+    ("Allowlist", "producer.override.acks", False),
+])
+def test_client_override_policy(policy: str, key: str, allowed: bool) -> None:
+    worker = {"connector.client.config.override.policy": policy,
+              "connector.client.config.override.allowlist": "linger.ms, batch.size"}
+    error = validation.client_override_error(key, worker)
+    assert (error is None) is allowed
+    if error is not None:
+        name = key.split(".override.", 1)[1]
+        assert error == f"The '{policy}' policy does not allow '{name}' to be overridden in the connector configuration."

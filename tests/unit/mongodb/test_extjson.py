@@ -14,7 +14,6 @@ import base64
 import datetime
 import json
 import re
-import time
 import unicodedata
 import uuid
 from pathlib import Path
@@ -173,12 +172,6 @@ def _kilobyte_doc() -> dict[str, Any]:
     }
 
 
-def test_throughput_of_strict_on_a_1kb_document() -> None:
-    doc = _kilobyte_doc()
-    assert 700 < len(extjson.strict(doc)) < 1400
-    rounds = 3000
-    start = time.perf_counter()
-    for _ in range(rounds):
-        extjson.strict(doc)
-    rate = rounds / (time.perf_counter() - start)
-    assert rate > 10_000, f"{rate:.0f} docs/s"  # loose bound for slow CI; ~30k+/s expected on one core
+def test_a_1kb_document_renders_to_about_1kb() -> None:
+    # speed is measured in benchmarks/, never asserted here
+    assert 700 < len(extjson.strict(_kilobyte_doc())) < 1400
