@@ -484,8 +484,10 @@ class Herder:
 
     def _stop_removed_connectors(self, snap: ConfigState) -> None:
         for name in list(self.worker.connectors):
-            if name not in snap.connector_configs or snap.target_state(name) is TargetState.STOPPED \
-                    or not self._owns_connector(name):
+            if name not in snap.connector_configs:  # deleted: UNASSIGNED with no version, as Connect writes it
+                self.worker.forget_version(name)
+                self.worker.stop_connector(name)
+            elif snap.target_state(name) is TargetState.STOPPED or not self._owns_connector(name):
                 self.worker.stop_connector(name, report=False)
         if not self._leads:
             return
@@ -499,12 +501,14 @@ class Herder:
             self.status_store.put_connector(name, None)
             for number in self.status_store.tasks(name):
                 self.status_store.put_task(ConnectorTaskId(name, number), None)
+            self.status_store.reset_topics(name)
             self._failed_connectors.pop(name, None)
         self._known = set(snap.connector_configs)
 
     def _reconcile_connector(self, name: str, snap: ConfigState) -> None:
         config = snap.connector_configs[name]
         target = snap.target_state(name)
+        self.worker.remember_version(name, config)
         if target is TargetState.STOPPED:
             if snap.task_counts.get(name) and self._leads:
                 self.config_store.put_task_configs(name, [])
@@ -512,8 +516,8 @@ class Herder:
             return
         running = self.worker.connectors.get(name)
         if not (running is not None and running[1] == config) and self._failed_connectors.get(name) != config:
-            if running is not None:
-                self.worker.stop_connector(name, report=False)
+            if running is not None:  # a config update: UNASSIGNED, then RUNNING again
+                self.worker.stop_connector(name)
             if self.worker.start_connector(name, config):
                 self._failed_connectors.pop(name, None)
                 self._reconfigure.add(name)

@@ -10,9 +10,10 @@ import logging
 import time
 import traceback
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
-from connect import clients, plugins
+from connect import clients, java_hashmap, plugins
 from connect.api.connector import SourceConnector
 from connect.api.errors import ConnectError
 from connect.api.metrics import Metric
@@ -57,29 +58,35 @@ class Worker(TaskStatusListener):
         self.connectors: dict[str, tuple[SourceConnector, dict[str, str]]] = {}
         self.transformer = ConfigTransformer(self.props)
         self.tasks: dict[ConnectorTaskId, WorkerSourceTask] = {}
+        self._versions: dict[str, str] = {}
 
     def set_generation(self, generation: Callable[[], int]) -> None:
         """Where status records get their group generation from."""
         self._generation = generation
 
     # --- status ---------------------------------------------------------------------------------
-    def _status(self, state: str, trace: str | None = None) -> Status:
-        return Status(state, trace, self.worker_id, self._generation())
+    def _status(self, state: str, trace: str | None = None, *, connector: str) -> Status:
+        """A status record; ``version`` is the plugin's, as Connect 4.x writes it (null for a task that is gone)."""
+        return Status(state, trace, self.worker_id, self._generation(), self._versions.get(connector))
+
+    def _task_status(self, task_id: ConnectorTaskId, state: str, trace: str | None = None) -> Status:
+        status = self._status(state, trace, connector=task_id.connector)
+        return replace(status, version=None) if state == "UNASSIGNED" else status
 
     def on_startup(self, task_id: ConnectorTaskId) -> None:
-        self.status_store.put_task(task_id, self._status("RUNNING"))
+        self.status_store.put_task(task_id, self._task_status(task_id, "RUNNING"))
 
     def on_failure(self, task_id: ConnectorTaskId, trace: str) -> None:
-        self.status_store.put_task(task_id, self._status("FAILED", trace))
+        self.status_store.put_task(task_id, self._task_status(task_id, "FAILED", trace))
 
     def on_shutdown(self, task_id: ConnectorTaskId) -> None:
-        self.status_store.put_task(task_id, self._status("UNASSIGNED"))
+        self.status_store.put_task(task_id, self._task_status(task_id, "UNASSIGNED"))
 
     def on_pause(self, task_id: ConnectorTaskId) -> None:
-        self.status_store.put_task(task_id, self._status("PAUSED"))
+        self.status_store.put_task(task_id, self._task_status(task_id, "PAUSED"))
 
     def on_resume(self, task_id: ConnectorTaskId) -> None:
-        self.status_store.put_task(task_id, self._status("RUNNING"))
+        self.status_store.put_task(task_id, self._task_status(task_id, "RUNNING"))
 
     def on_topic(self, task_id: ConnectorTaskId, topic: str) -> None:
         if self.props.get("topic.tracking.enable", "true").strip().lower() != "false":
@@ -89,20 +96,31 @@ class Worker(TaskStatusListener):
         """Record a connector state decided by the herder (PAUSED, STOPPED, RESTARTING, RUNNING)."""
         current = self.status_store.connector(name)
         if current is None or current.state != state or current.worker_id != self.worker_id:
-            self.status_store.put_connector(name, self._status(state))
+            self.status_store.put_connector(name, self._status(state, connector=name))
 
     def put_task_state(self, task_id: ConnectorTaskId, state: str) -> None:
         """Record a task state decided by the herder (RESTARTING)."""
-        self.status_store.put_task(task_id, self._status(state))
+        self.status_store.put_task(task_id, self._task_status(task_id, state))
 
     def _connector_failed(self, name: str, exc: BaseException) -> None:
         log.error("[%s] Connector failed", name, exc_info=exc)
         trace = "".join(traceback.format_exception(exc))
-        self.status_store.put_connector(name, self._status("FAILED", trace))
+        self.status_store.put_connector(name, self._status("FAILED", trace, connector=name))
 
     # --- connectors -----------------------------------------------------------------------------
+    def remember_version(self, name: str, props: Mapping[str, str]) -> None:
+        """The plugin version written in the connector's and its tasks' status records."""
+        desc = plugins.find(plugins.CONNECTORS, props.get("connector.class", ""))
+        if desc is not None:
+            self._versions[name] = desc.version
+
+    def forget_version(self, name: str) -> None:
+        """The connector was deleted: its last status records carry no version."""
+        self._versions.pop(name, None)
+
     def start_connector(self, name: str, props: Mapping[str, str]) -> bool:
         """Instantiate and start a connector; False (and status FAILED) when it fails."""
+        self.remember_version(name, props)
         try:
             desc = plugins.find(plugins.CONNECTORS, props.get("connector.class", ""))
             if desc is None:
@@ -115,7 +133,7 @@ class Worker(TaskStatusListener):
             return False
         self.connectors[name] = (connector, dict(props))
         log.info("[%s] Connector started", name)
-        self.status_store.put_connector(name, self._status("RUNNING"))
+        self.status_store.put_connector(name, self._status("RUNNING", connector=name))
         return True
 
     def stop_connector(self, name: str, *, report: bool = True) -> None:
@@ -129,7 +147,7 @@ class Worker(TaskStatusListener):
             log.exception("[%s] Connector threw an exception while stopping", name)
         log.info("[%s] Connector stopped", name)
         if report:
-            self.status_store.put_connector(name, self._status("UNASSIGNED"))
+            self.status_store.put_connector(name, self._status("UNASSIGNED", connector=name))
 
     def connector_task_configs(self, name: str) -> list[dict[str, str]]:
         """Ask the running connector for its task configs, each with ``task.class`` added."""
@@ -142,12 +160,13 @@ class Worker(TaskStatusListener):
                                f"{max_tasks}")
         task_class = connector.task_class()
         class_name = plugins.task_class_name(f"{task_class.__module__}.{task_class.__qualname__}")
-        return [{**cfg, "task.class": class_name} for cfg in configs]
+        return [_java_order({**cfg, "task.class": class_name}, cfg) for cfg in configs]
 
     # --- tasks ----------------------------------------------------------------------------------
     def start_task(self, task_id: ConnectorTaskId, task_props: Mapping[str, str],
                    connector_props: Mapping[str, str]) -> bool:
         """Build and start a source task; False (and status FAILED) when it cannot be built."""
+        self.remember_version(task_id.connector, connector_props)
         try:
             runner = self._build_task(task_id, task_props, connector_props)
         except Exception as exc:
@@ -219,6 +238,11 @@ class Worker(TaskStatusListener):
         self.stop_tasks(list(self.tasks), timeout)
         for name in list(self.connectors):
             self.stop_connector(name)
+
+
+def _java_order(config: dict[str, str], task_props: Mapping[str, str]) -> dict[str, str]:
+    """``config`` with its keys in the order Kafka Connect writes a task config (a Java ``HashMap``'s)."""
+    return {key: config[key] for key in java_hashmap.task_config_order(list(task_props))}
 
 
 def _load_task_class(task_props: Mapping[str, str]) -> type[SourceTask]:

@@ -18,23 +18,25 @@ Listener = Callable[[], None]
 
 @dataclass(frozen=True, slots=True)
 class Status:
-    """A connector or task status record: ``{"state","trace","worker_id","generation"}``."""
+    """A connector or task status record: ``{"state","trace","worker_id","generation","version"}``."""
 
     state: str
     trace: str | None
     worker_id: str
     generation: int
+    version: str | None = None
 
     def to_json(self) -> bytes:
-        """The status-topic value bytes, in Connect's field order."""
+        """The status-topic value bytes, in Connect's field order (``version``: the plugin's, since 4.x)."""
         return codec.dumps({"state": self.state, "trace": self.trace, "worker_id": self.worker_id,
-                            "generation": self.generation})
+                            "generation": self.generation, "version": self.version})
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Status:
         """Parse a status-topic value."""
+        version = data.get("version")
         return cls(str(data["state"]), data.get("trace"), str(data.get("worker_id", "")),
-                   int(data.get("generation", 0)))
+                   int(data.get("generation", 0)), None if version is None else str(version))
 
 
 class ConfigStore(ABC):

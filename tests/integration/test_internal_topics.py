@@ -10,6 +10,7 @@ import pytest
 from kafka import KafkaAdminClient
 
 from connect.storage.kafka_log import cleanup_policy
+from connectors.mongodb.connector import DEBEZIUM_VERSION
 from tests.integration.support import Worker, read_topic, unique
 
 pytestmark = pytest.mark.integration
@@ -55,7 +56,10 @@ def test_internal_topics_use_connect_formats(worker: Worker, stack: Any, mongo: 
     statuses = _records(stack.kafka_bootstrap, f"{group}-status", 2)
     connector_status = statuses[f"status-connector-{name}".encode()][-1]
     worker_id = worker.url.removeprefix("http://")
-    assert connector_status == f'{{"state":"RUNNING","trace":null,"worker_id":"{worker_id}","generation":1}}'.encode()
+    generation = json.loads(connector_status)["generation"]  # type: ignore[arg-type]
+    assert isinstance(generation, int) and generation >= 1, "the group generation the status was written in"
+    assert connector_status == (f'{{"state":"RUNNING","trace":null,"worker_id":"{worker_id}",'
+                                f'"generation":{generation},"version":"{DEBEZIUM_VERSION}"}}').encode()
     assert json.loads(statuses[f"status-task-{name}-0".encode()][-1])["state"] == "RUNNING"  # type: ignore[arg-type]
 
     admin = KafkaAdminClient(bootstrap_servers=stack.kafka_bootstrap)
