@@ -12,7 +12,7 @@ import pytest
 from kafka import KafkaConsumer, TopicPartition
 
 import stack as stack_mod
-from connect.bootstrap import Action, Bootstrap, BootstrapError, RestClient, load_spec, main
+from connect.bootstrap import Action, Bootstrap, BootstrapError, RestClient, connector_files, load_spec, main
 from tests.integration.support import Worker, unique
 
 pytestmark = pytest.mark.integration
@@ -73,8 +73,9 @@ def test_leaves_other_connectors_alone_and_applies_several(worker: Worker, stack
                                                                                    unique("man"))}).status_code == 201
     names = [unique("a-"), unique("b-")]
     for name in names:
-        _write(tmp_path, name, _config(stack.mongo_uri, unique("multi")))
-    result = Bootstrap(RestClient(worker.url), timeout=60).run([load_spec(p) for p in sorted(tmp_path.iterdir())])
+        _write(tmp_path / "connectors", name, _config(stack.mongo_uri, unique("multi")))
+    files = connector_files([str(tmp_path / "connectors")])
+    result = Bootstrap(RestClient(worker.url), timeout=60).run([load_spec(p) for p in files])
     assert set(result.values()) == {Action.CREATED}
     assert sorted(worker.http.get("/connectors").json()) == sorted([other, *names])
 
@@ -82,9 +83,9 @@ def test_leaves_other_connectors_alone_and_applies_several(worker: Worker, stack
 def test_a_rejected_config_fails_with_the_workers_reason(worker: Worker, tmp_path: Path,
                                                          caplog: pytest.LogCaptureFixture) -> None:
     name = unique("bad-")
-    _write(tmp_path, name, {"connector.class": "com.example.NoSuchConnector"})
+    path = _write(tmp_path / "connectors", name, {"connector.class": "com.example.NoSuchConnector"})
     with caplog.at_level(logging.ERROR, logger="connect.bootstrap"):
-        assert main(["--url", worker.url, "--timeout", "60", str(tmp_path)]) == 1
+        assert main(["--url", worker.url, "--timeout", "60", str(path)]) == 1
     message = caplog.text
     assert f"connector {name}: PUT /connectors/{name}/config answered 400" in message
     assert "com.example.NoSuchConnector" in message

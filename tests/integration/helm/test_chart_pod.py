@@ -86,7 +86,9 @@ def test_rendered_pod_runs_a_worker_and_the_hook_creates_the_connector(
         procs.wait_until(lambda: _healthy(url), timeout=90, what="the chart's worker", log_path=log,
                          alive=lambda: procs.group_alive(pid))
         job = find(manifests, "Job")["spec"]["template"]["spec"]["containers"][0]
-        _mount(pod_root, job["volumeMounts"][0]["mountPath"], connectors["data"])
+        # the connector's ${file:...} path moves under the pod's root like the mounts do
+        _mount(pod_root, job["volumeMounts"][0]["mountPath"],
+               {name: _rooted(text, pod_root) for name, text in connectors["data"].items()})
         command = [sys.executable if c == "python" else c for c in job["command"]]
         command[command.index("--url") + 1] = url
         command[-1] = _rooted(command[-1], pod_root)
@@ -102,7 +104,8 @@ def test_rendered_pod_runs_a_worker_and_the_hook_creates_the_connector(
         records = read_topic(stack.kafka_bootstrap, f"{prefix}.{database}.orders", 1)
         assert payload(records[0].value)["op"] in ("r", "c")
         stored = _get_json(f"{url}/connectors/inventory/config")  # the secret stays a placeholder when stored
-        assert stored["mongodb.connection.string"].startswith("${file:/etc/pyconnect/secrets/mongodb/")
+        assert stored["mongodb.connection.string"] == _rooted(
+            "${file:/etc/pyconnect/secrets/mongodb/mongodb.properties:connection.string}", pod_root)
     finally:
         procs.stop_group(pid, timeout=30)
 
