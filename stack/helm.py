@@ -55,7 +55,8 @@ def ensure_helm(cache: Path = CACHE_DIR) -> Path:
         tmp = Path(tempfile.mkdtemp(prefix=".helm-", dir=cache))
         env = _go_env(cache)
         env["GOBIN"] = str(tmp)
-        cmd = [go, "install", f"{HELM_MODULE}@{HELM_VERSION}"]
+        cmd = [go, "install", f"-ldflags=-X helm.sh/helm/v3/internal/version.version={HELM_VERSION}",
+               f"{HELM_MODULE}@{HELM_VERSION}"]
         print(f"building Helm {HELM_VERSION} with `{' '.join(cmd)}` into {target} (once) ...", file=sys.stderr,
               flush=True)
         try:
