@@ -47,6 +47,9 @@ SCENARIOS: dict[str, tuple[list[Path], dict[str, str]]] = {
     "everything-off": ([], {"podDisruptionBudget.enabled": "false", "serviceAccount.create": "false",
                             "metrics.annotations": "false", "probes.startup.enabled": "false",
                             "probes.liveness.enabled": "false", "probes.readiness.enabled": "false"}),
+    "tcp-probes-basic-auth-hook": ([EXAMPLE_VALUES], {
+        "probes.startup.type": "tcp", "probes.readiness.type": "tcp", "probes.liveness.type": "tcp",
+        "bootstrap.basicAuth.user": "admin", "bootstrap.basicAuth.passwordSecret.name": "rest-admin"}),
 }
 
 
@@ -181,6 +184,9 @@ def test_probes_point_at_health_and_are_tunable(helm: Helm) -> None:
     assert tuned["livenessProbe"]["periodSeconds"] == 7
     assert "startupProbe" not in tuned
     assert tuned["ports"][0]["containerPort"] == 9083
+    tcp = find(helm.template(sets={"probes.readiness.type": "tcp"}),
+               "StatefulSet")["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]
+    assert tcp["tcpSocket"] == {"port": "http"} and "httpGet" not in tcp
 
 
 def test_termination_grace_period_exceeds_task_shutdown_timeout(helm: Helm) -> None:
@@ -269,6 +275,31 @@ def test_connector_bootstrap_hook(helm: Helm, tmp_path: Path) -> None:
     assert spec.name == "inventory"
     assert spec.config == {**{k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in declared.items()},
                            "name": "inventory"}
+
+
+def test_bootstrap_hook_with_basic_auth_reads_the_password_from_a_secret_file(helm: Helm) -> None:
+    manifests = helm.template(EXAMPLE_VALUES, sets={"bootstrap.basicAuth.user": "admin",
+                                                    "bootstrap.basicAuth.passwordSecret.name": "rest-admin"})
+    pod = find(manifests, "Job")["spec"]["template"]["spec"]
+    command = pod["containers"][0]["command"]
+    assert command[command.index("--user") + 1] == "admin"
+    assert command[command.index("--password-file") + 1] == "/etc/pyconnect/rest-password/password"
+    assert {"name": "rest-password", "mountPath": "/etc/pyconnect/rest-password", "readOnly": True} in \
+        pod["containers"][0]["volumeMounts"]
+    assert {"name": "rest-password", "secret": {"secretName": "rest-admin", "defaultMode": 0o440}} in pod["volumes"]
+    assert "env" not in pod["containers"][0]
+
+
+def test_network_policy_admits_the_release_and_listed_peers(helm: Helm) -> None:
+    assert "NetworkPolicy" not in kinds(helm.template())
+    manifests = helm.template(EXAMPLE_VALUES)
+    policy = find(manifests, "NetworkPolicy")["spec"]
+    assert policy["podSelector"]["matchLabels"] == find(manifests, "StatefulSet")["spec"]["selector"]["matchLabels"]
+    rule = policy["ingress"][0]
+    assert rule["ports"] == [{"port": "http", "protocol": "TCP"}]
+    job_labels = find(manifests, "Job")["spec"]["template"]["metadata"]["labels"]
+    assert rule["from"][0]["podSelector"]["matchLabels"].items() <= job_labels.items()
+    assert rule["from"][1] == {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}
 
 
 def test_notes_tell_how_to_reach_the_rest_api(helm: Helm, tmp_path: Path) -> None:

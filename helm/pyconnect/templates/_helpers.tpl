@@ -74,9 +74,14 @@ app.kubernetes.io/part-of: pyconnect
 {{- define "pyconnect.probe" -}}
 {{- $probe := index . 0 -}}
 {{- $kind := index . 1 -}}
+{{- if eq (default "http" $probe.type) "tcp" }}
+tcpSocket:
+  port: http
+{{- else }}
 httpGet:
   path: {{ $probe.path }}
   port: http
+{{- end }}
 {{- if $probe.initialDelaySeconds }}
 initialDelaySeconds: {{ $probe.initialDelaySeconds }}
 {{- end }}

@@ -11,8 +11,7 @@ from typing import Any
 import pytest
 from kafka import KafkaConsumer, TopicPartition
 
-import stack as stack_mod
-from connect.bootstrap import Action, Bootstrap, BootstrapError, RestClient, connector_files, load_spec, main
+from connect.bootstrap import Action, Bootstrap, RestClient, connector_files, load_spec, main
 from tests.integration.support import Worker, unique
 
 pytestmark = pytest.mark.integration
@@ -90,26 +89,3 @@ def test_a_rejected_config_fails_with_the_workers_reason(worker: Worker, tmp_pat
     assert f"connector {name}: PUT /connectors/{name}/config answered 400" in message
     assert "com.example.NoSuchConnector" in message
     assert worker.http.get(f"/connectors/{name}").status_code == 404
-
-
-def test_gives_up_on_an_unreachable_worker_within_the_timeout(tmp_path: Path) -> None:
-    url = f"http://127.0.0.1:{stack_mod.free_port()}"
-    bootstrap = Bootstrap(RestClient(url, timeout=2), timeout=3)
-    with pytest.raises(BootstrapError, match=f"gave up waiting for a healthy worker at {url}"):
-        bootstrap.run([])
-
-
-@pytest.mark.parametrize(("content", "reason"), [
-    ("{not json", "cannot read a JSON connector file"),
-    ('["a"]', "must hold a JSON object"),
-    ('{"config": {"connector.class": "x"}}', "has no 'name'"),
-    ('{"name": "n", "config": {"topic.prefix": "p"}}', "connector n has no 'connector.class'"),
-    ('{"name": "n", "config": {"name": "m", "connector.class": "x"}}', "config.name (m) does not match name (n)"),
-    ('{"name": "n", "config": {"connector.class": "x", "nested": {"a": 1}}}', "config values must be scalars"),
-])
-def test_bad_connector_files_name_the_file_and_reason(tmp_path: Path, content: str, reason: str) -> None:
-    path = tmp_path / "c.json"
-    path.write_text(content)
-    with pytest.raises(BootstrapError) as caught:
-        load_spec(path)
-    assert str(path) in str(caught.value) and reason in str(caught.value)
