@@ -1,3 +1,4 @@
+# syntax=docker/dockerfile:1
 # The worker image the Helm chart runs (helm/pyconnect: image.repository=pyconnect-mongodb, tag = appVersion):
 #   docker build -t pyconnect-mongodb:0.1.0 .
 # Stage 1 builds the project's wheel and the wheels of its dependencies; stage 2 installs them into a slim

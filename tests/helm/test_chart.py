@@ -120,7 +120,7 @@ def test_worker_properties_match_values(helm: Helm) -> None:
         "config.providers.file.class": "org.apache.kafka.common.config.provider.FileConfigProvider",
         "config.providers.dir.class": "org.apache.kafka.common.config.provider.DirectoryConfigProvider",
         "key.converter.schemas.enable": "false", "value.converter.schemas.enable": "false",
-        "producer.compression.type": "zstd",
+        "producer.compression.type": "zstd", "connector.client.config.override.policy": "All",
     }
     assert props == expected
     config, _ = WorkerConfig.parse(props, distributed=True)  # the worker itself accepts them
@@ -256,10 +256,9 @@ def test_connector_bootstrap_hook(helm: Helm, tmp_path: Path) -> None:
     manifests = helm.template(EXAMPLE_VALUES)
     job = find(manifests, "Job")
     configmap = find(manifests, "ConfigMap", "cdc-pyconnect-connectors")
-    for hooked in (job, configmap):
-        assert hooked["metadata"]["annotations"]["helm.sh/hook"] == "post-install,post-upgrade"
-    assert int(configmap["metadata"]["annotations"]["helm.sh/hook-weight"]) < int(
-        job["metadata"]["annotations"]["helm.sh/hook-weight"])
+    assert job["metadata"]["annotations"]["helm.sh/hook"] == "post-install,post-upgrade"
+    assert "hook-succeeded" in job["metadata"]["annotations"]["helm.sh/hook-delete-policy"]
+    assert "annotations" not in configmap["metadata"]  # installed with the release, before post-* hooks run
     pod = job["spec"]["template"]["spec"]
     container = pod["containers"][0]
     assert container["command"] == ["python", "-m", "connect.bootstrap", "--url", "http://cdc-pyconnect.data.svc:8083",
