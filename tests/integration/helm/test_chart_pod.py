@@ -106,6 +106,13 @@ def test_rendered_pod_runs_a_worker_and_the_hook_creates_the_connector(
         stored = _get_json(f"{url}/connectors/inventory/config")  # the secret stays a placeholder when stored
         assert stored["mongodb.connection.string"] == _rooted(
             "${file:/etc/pyconnect/secrets/mongodb/mongodb.properties:connection.string}", pod_root)
+
+        # Kubernetes sends SIGTERM, then SIGKILL after terminationGracePeriodSeconds: the worker (exec'd by the
+        # script, so it gets the signal) stops its running task and exits well within that.
+        grace = pod["terminationGracePeriodSeconds"]
+        started = time.monotonic()
+        assert procs.stop_group(pid, timeout=grace), f"still running {grace} s after SIGTERM:\n{procs.tail(log)}"
+        assert time.monotonic() - started < grace
     finally:
         procs.stop_group(pid, timeout=30)
 
