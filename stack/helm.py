@@ -19,6 +19,14 @@ from stack.procs import CACHE_DIR, StackError
 
 HELM_VERSION = "v3.22.0"
 HELM_MODULE = "helm.sh/helm/v3/cmd/helm"
+# The Kubernetes version Helm assumes without --kube-version: Helm's own Makefile derives it from the client-go
+# module it builds with (v0.37 for v3.22.0, so 1.37); a plain `go install` would leave it at 1.20.
+KUBE_MAJOR, KUBE_MINOR = 1, 37
+_LDFLAGS = " ".join([
+    f"-X helm.sh/helm/v3/internal/version.version={HELM_VERSION}",
+    *(f"-X helm.sh/helm/v3/pkg/{pkg}.k8sVersionMajor={KUBE_MAJOR}" for pkg in ("chartutil", "lint/rules")),
+    *(f"-X helm.sh/helm/v3/pkg/{pkg}.k8sVersionMinor={KUBE_MINOR}" for pkg in ("chartutil", "lint/rules")),
+])
 GO_TIMEOUT = 3600.0  # a cold build downloads the Kubernetes client modules and compiles them on 2 cores
 
 
@@ -55,8 +63,7 @@ def ensure_helm(cache: Path = CACHE_DIR) -> Path:
         tmp = Path(tempfile.mkdtemp(prefix=".helm-", dir=cache))
         env = _go_env(cache)
         env["GOBIN"] = str(tmp)
-        cmd = [go, "install", f"-ldflags=-X helm.sh/helm/v3/internal/version.version={HELM_VERSION}",
-               f"{HELM_MODULE}@{HELM_VERSION}"]
+        cmd = [go, "install", f"-ldflags={_LDFLAGS}", f"{HELM_MODULE}@{HELM_VERSION}"]
         print(f"building Helm {HELM_VERSION} with `{' '.join(cmd)}` into {target} (once) ...", file=sys.stderr,
               flush=True)
         try:

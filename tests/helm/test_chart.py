@@ -73,6 +73,13 @@ def test_lint_strict(helm: Helm, values: list[Path]) -> None:
     assert "1 chart(s) linted, 0 chart(s) failed" in result.stdout
 
 
+def test_renders_without_naming_a_kubernetes_version(helm: Helm) -> None:
+    # the binary assumes the Kubernetes of its client libraries, as a released Helm does (not 1.20)
+    result = helm.run("template", "cdc", str(CHART))
+    assert result.returncode == 0, result.stderr
+    assert "kind: StatefulSet" in result.stdout
+
+
 @pytest.mark.parametrize("kube_version", ["1.29.0", KUBE_VERSION, kubernetes_validate.utils.latest_version()])
 @pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_every_manifest_validates_strictly(helm: Helm, scenario: str, kube_version: str) -> None:
