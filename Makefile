@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv services stop demo test lint typecheck pytest bench clean
+.PHONY: venv services stop demo test lint typecheck pytest bench clean helm-tool
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,7 +30,12 @@ lint: venv
 typecheck: venv
 	$(VENV)/bin/mypy connect connectors converters rest stack compat benchmarks
 
-pytest: venv
+# Helm for the chart's tests, built once into .cache/ with `go install` (long the first time: outside pytest's
+# per-test timeout).
+helm-tool: venv
+	$(PY) -m stack.helm
+
+pytest: venv helm-tool
 	$(VENV)/bin/pytest
 
 test: lint typecheck pytest

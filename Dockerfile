@@ -1,0 +1,27 @@
+# syntax=docker/dockerfile:1
+# The worker image the Helm chart runs (helm/pyconnect: image.repository=pyconnect-mongodb, tag = appVersion):
+#   docker build -t pyconnect-mongodb:0.1.0 .
+# Stage 1 builds the project's wheel and the wheels of its dependencies; stage 2 installs them into a slim
+# Python with no build tools, and runs as an unprivileged user with a read-only root filesystem in mind.
+
+FROM python:3.11-slim AS build
+ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY connect ./connect
+COPY connectors ./connectors
+COPY converters ./converters
+COPY rest ./rest
+RUN pip wheel --wheel-dir /wheels .
+
+FROM python:3.11-slim
+ENV PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+RUN groupadd --system --gid 10001 connect \
+ && useradd --system --uid 10001 --gid connect --home-dir /nonexistent --no-create-home --shell /usr/sbin/nologin connect
+RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
+    pip install --no-index --find-links /wheels pyconnect-mongodb
+USER 10001:10001
+WORKDIR /tmp
+EXPOSE 8083
+ENTRYPOINT ["connect-distributed"]
+CMD ["/etc/pyconnect/config/worker.properties"]
