@@ -34,7 +34,8 @@ async def forward(request: Request, exc: RequestTargetError) -> Response:
 
     url = _target(request, exc)
     if url is None:
-        return error_response(409, exc.message)
+        return error_response(409, "Cannot complete request because of a conflicting operation (e.g. worker "
+                                   "rebalance)")
     body = await request.body()
     headers = {"Authorization": request.headers["authorization"]} if "authorization" in request.headers else {}
     log.debug("Forwarding %s %s to %s", request.method, request.url.path, url)

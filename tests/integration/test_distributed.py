@@ -131,3 +131,34 @@ def test_a_worker_that_cannot_reach_kafka_exits_with_a_clear_message(tmp_path: A
                           text=True, timeout=180)
     assert done.returncode == 1
     assert "Cannot reach Kafka at 127.0.0.1:1" in done.stderr + done.stdout
+
+
+def test_forwarding_hops_and_graceful_leave(worker_factory: Callable[..., Worker], stack: Any) -> None:
+    slow_session = {"session.timeout.ms": "45000", "heartbeat.interval.ms": "1000"}
+    workers = [worker_factory(slow_session) for _ in range(2)]
+    name = unique("hops-")
+    config = {"connector.class": "FileStreamSource", "file": "/dev/null", "topic": unique("hops-topic-")}
+    assert workers[0].http.post("/connectors", json={"name": name, "config": config}).status_code == 201
+    _wait(lambda: _running_everywhere(workers, [name]), f"{name} RUNNING")
+    leader_urls = set()
+    for worker in workers:  # a request that would need one more hop is Connect's 409
+        reply = worker.http.put(f"/connectors/{name}/config?forward=false", json=config)
+        if reply.status_code == 409:
+            assert reply.json()["message"] == ("Cannot complete request because of a conflicting operation (e.g. "
+                                               "worker rebalance)")
+        else:
+            assert reply.status_code == 200, reply.text
+            leader_urls.add(worker.url)
+    assert len(leader_urls) == 1, "exactly one worker (the leader) serves a write without forwarding"
+
+    owner_id = workers[0].http.get(f"/connectors/{name}/status").json()["tasks"][0]["worker_id"]
+    owner = next(w for w in workers if w.url.endswith(owner_id))
+    survivor = next(w for w in workers if w is not owner)
+    started = time.monotonic()
+    owner.process.stop(timeout=30)  # SIGTERM: tasks stopped, offsets flushed, the group left at once
+
+    def moved() -> bool:
+        tasks = survivor.http.get(f"/connectors/{name}/status").json()["tasks"]
+        return bool(tasks) and tasks[0]["state"] == "RUNNING" and tasks[0]["worker_id"] != owner_id
+    _wait(moved, "the task to move after a graceful stop", timeout=40)
+    assert time.monotonic() - started < 40, "a graceful leave does not wait for the 45 s session timeout"
