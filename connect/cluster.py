@@ -8,11 +8,17 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from connect import group_protocol as gp
+from connect.config import WorkerConfig
+from connect.cooperative import CooperativeAssignor
 from connect.errors import ConflictError, ConnectRestError
 from connect.group_member import WorkerGroupMember
+from connect.storage.base import ConfigStore
 from connect.storage.config_state import ConfigState, ConnectorTaskId
 
 log = logging.getLogger(__name__)
@@ -37,7 +43,13 @@ class Received:
 
     generation: int
     member_id: str
+    protocol: str
     assignment: gp.Assignment
+
+    @property
+    def revoked(self) -> bool:
+        """True when work is taken away (a follow-up rebalance is due once it stopped)."""
+        return bool(self.assignment.revoked_connectors or self.assignment.revoked_tasks)
 
 
 class ClusterView:
@@ -49,15 +61,28 @@ class ClusterView:
         self.member_id = ""
         self.generation = -1
         self.assignment: gp.Assignment | None = None
+        self.protocol: str | None = None
+        self.connectors: set[str] = set()
+        self.tasks: set[ConnectorTaskId] = set()
+        self.rejoin_at: float | None = None
+        self.leader_owners: dict[str | ConnectorTaskId, str] = {}
         self._received: Received | None = None
         self._lock = threading.Lock()
         self._items: tuple[frozenset[str], frozenset[ConnectorTaskId]] | None = None
 
     # --- called from the group member's thread ----------------------------------------------------
-    def offer(self, generation: int, member_id: str, assignment: gp.Assignment) -> None:
+    def offer(self, generation: int, member_id: str, protocol: str, assignment: gp.Assignment) -> None:
         """Hand over a new assignment (applied on the herder thread)."""
         with self._lock:
-            self._received = Received(generation, member_id, assignment)
+            self._received = Received(generation, member_id, protocol, assignment)
+
+    def allocation(self) -> gp.Assignment | None:
+        """What this worker runs, as the allocation of its ``compatible`` metadata (None before any)."""
+        if self.assignment is None:
+            return None
+        a = self.assignment
+        return gp.Assignment(gp.NO_ERROR, a.leader, a.leader_url, a.config_offset, tuple(sorted(self.connectors)),
+                             tuple(sorted(self.tasks)), version=1)
 
     # --- herder thread ----------------------------------------------------------------------------
     def take(self) -> Received | None:
@@ -69,15 +94,37 @@ class ClusterView:
     def apply(self, received: Received, snapshot: ConfigState) -> None:
         """Make ``received`` the current assignment."""
         self.generation, self.member_id, self.assignment = received.generation, received.member_id, received.assignment
+        self.protocol = received.protocol
         self._items = _items(snapshot)
         a = received.assignment
-        log.info("Joined group at generation %s as %s (leader %s at %s): connectors %s, tasks %s",
-                 received.generation, received.member_id, a.leader, a.leader_url, list(a.connectors),
-                 [str(t) for t in a.tasks])
+        if a.version == 0:  # eager: the whole assignment
+            self.connectors, self.tasks = set(a.connectors), set(a.tasks)
+        else:
+            self.connectors = (self.connectors - set(a.revoked_connectors)) | set(a.connectors)
+            self.tasks = (self.tasks - set(a.revoked_tasks)) | set(a.tasks)
+        if a.delay_ms > 0:
+            self.rejoin_at = time.monotonic() + a.delay_ms / 1000
+        log.info("Joined group at generation %s as %s (%s protocol, leader %s at %s): connectors %s, tasks %s%s",
+                 received.generation, received.member_id, received.protocol, a.leader, a.leader_url,
+                 sorted(self.connectors), sorted(str(t) for t in self.tasks),
+                 f", rebalance again in {a.delay_ms} ms" if a.delay_ms else "")
+
+    @property
+    def eager(self) -> bool:
+        """True when the group runs the eager protocol (everything is revoked before a rejoin)."""
+        return self.protocol in (None, gp.EAGER)
 
     def revoke(self) -> None:
         """Forget the assignment (eager protocol: everything is revoked before a rejoin)."""
         self.assignment = None
+        self.connectors, self.tasks = set(), set()
+
+    def rejoin_due(self) -> bool:
+        """True once a scheduled rebalance delay has passed."""
+        if self.rejoin_at is not None and time.monotonic() >= self.rejoin_at:
+            self.rejoin_at = None
+            return True
+        return False
 
     @property
     def is_leader(self) -> bool:
@@ -86,11 +133,11 @@ class ClusterView:
 
     def owns_connector(self, name: str) -> bool:
         """True when this worker runs the Connector instance ``name``."""
-        return self.assignment is not None and name in self.assignment.connectors
+        return name in self.connectors
 
     def owns_task(self, task_id: ConnectorTaskId) -> bool:
         """True when this worker runs the task."""
-        return self.assignment is not None and task_id in self.assignment.tasks
+        return task_id in self.tasks
 
     def needs_rebalance(self, snapshot: ConfigState) -> bool:
         """True when connectors or task configs were added or removed since the assignment."""
@@ -107,10 +154,53 @@ class ClusterView:
 
     def owner_url(self, item: str | ConnectorTaskId) -> str | None:
         """Leader only: the REST URL of the worker that runs ``item``."""
-        members, assignments = self.member.leader_view
-        return gp.owners(assignments, members).get(item)
+        return self.leader_owners.get(item)
 
 
 def _items(snapshot: ConfigState) -> tuple[frozenset[str], frozenset[ConnectorTaskId]]:
     return frozenset(snapshot.connector_configs), frozenset(snapshot.task_configs)
 
+
+
+def join_group(config: WorkerConfig, settings: Mapping[str, Any], store: ConfigStore, ready: threading.Event,
+               ) -> ClusterView:
+    """The group membership of a distributed worker: the subprotocols it offers (``compatible`` then
+    ``default``, or only ``default`` when ``connect.protocol=eager``) and the leader's assignors."""
+    url, topic = config.rest_url(), config.config_storage_topic
+    names = [gp.EAGER] if config.connect_protocol == "eager" else [gp.COMPATIBLE, gp.EAGER]
+    cooperative = CooperativeAssignor(config.scheduled_rebalance_max_delay_ms, time.monotonic)
+    view: list[ClusterView] = []
+
+    def protocols() -> list[tuple[str, gp.WorkerMetadata]]:
+        offset = store.snapshot().offset
+        return [(name, gp.WorkerMetadata(url, offset, topic, 1, view[0].allocation()) if name == gp.COMPATIBLE
+                 else gp.WorkerMetadata(url, offset, topic)) for name in names]
+
+    def assign(protocol: str, leader: str, members: Mapping[str, gp.WorkerMetadata]) -> dict[str, gp.Assignment]:
+        version = 0 if protocol == gp.EAGER else 1
+        others = sorted({m.config_topic for m in members.values() if m.config_topic not in (None, topic)})
+        if others and not ready.is_set():
+            # a worker that joins a running group with other topics refuses itself, not the group
+            refusal = gp.Assignment(gp.CONFIG_MISMATCH, leader, url, store.snapshot().offset,
+                                    config_topic=others[0], version=version)
+            return {member: refusal for member in members}
+        if store.snapshot().offset < max((m.config_offset for m in members.values()), default=-1):
+            store.refresh(config.worker_sync_timeout_ms / 1000)
+        allocations: dict[str, tuple[str | ConnectorTaskId, ...]]
+        if version == 0:
+            result = gp.eager_assign(leader, members, store.snapshot())
+            allocations = {m: (*a.connectors, *a.tasks) for m, a in result.items()}
+        else:
+            result = gp.assign_group(leader, members, store.snapshot(), cooperative.assign, 1)
+            allocations = {m: tuple(items) for m, items in cooperative.previous.items() if m}
+        view[0].leader_owners = gp.owners(allocations, members)
+        return result
+
+    assert config.group_id is not None
+    member = WorkerGroupMember(
+        settings, group_id=config.group_id, client_id=f"connect-{config.worker_id()}", protocols=protocols,
+        assignor=assign, on_assigned=lambda g, m, p, a: view[0].offer(g, m, p, a),
+        session_timeout_ms=config.session_timeout_ms, heartbeat_interval_ms=config.heartbeat_interval_ms,
+        rebalance_timeout_ms=config.rebalance_timeout_ms)
+    view.append(ClusterView(member, url))
+    return view[0]

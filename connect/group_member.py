@@ -21,7 +21,8 @@ from connect.api.errors import ConnectError
 
 log = logging.getLogger(__name__)
 
-Assignor = Callable[[str, Mapping[str, gp.WorkerMetadata]], dict[str, gp.Assignment]]
+Assignor = Callable[[str, str, Mapping[str, gp.WorkerMetadata]], dict[str, gp.Assignment]]
+Protocols = Callable[[], list[tuple[str, gp.WorkerMetadata]]]
 
 
 class _WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
@@ -33,30 +34,28 @@ class _WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
         return gp.PROTOCOL_TYPE
 
     def group_protocols(self) -> list[tuple[str, bytes]]:
-        return [(gp.EAGER, gp.encode_metadata(self._member.metadata()))]
+        return [(name, gp.encode_metadata(metadata)) for name, metadata in self._member.protocols()]
 
     def _perform_assignment(self, leader_id: str, protocol: str, members: list[Any]) -> dict[str, bytes]:
         decoded = {m.member_id: gp.decode_metadata(bytes(m.metadata)) for m in members}
-        assignments = self._member.assignor(leader_id, decoded)
-        self._member.leader_view = (decoded, assignments)
+        assignments = self._member.assignor(protocol, leader_id, decoded)
         return {member: gp.encode_assignment(a) for member, a in assignments.items()}
 
     async def _on_join_complete_async(self, generation: int, member_id: str, protocol: str, data: bytes) -> None:
         assignment = gp.decode_assignment(bytes(data))
-        self._member.on_assigned(generation, member_id, assignment)
+        self._member.on_assigned(generation, member_id, protocol, assignment)
 
 
 class WorkerGroupMember:
     """Joins the group, keeps the membership alive and hands assignments to the herder."""
 
     def __init__(self, settings: Mapping[str, Any], *, group_id: str, client_id: str,
-                 metadata: Callable[[], gp.WorkerMetadata], assignor: Assignor,
-                 on_assigned: Callable[[int, str, gp.Assignment], None],
+                 protocols: Protocols, assignor: Assignor,
+                 on_assigned: Callable[[int, str, str, gp.Assignment], None],
                  session_timeout_ms: int, heartbeat_interval_ms: int, rebalance_timeout_ms: int) -> None:
-        self.metadata = metadata
+        self.protocols = protocols
         self.assignor = assignor
         self.on_assigned = on_assigned
-        self.leader_view: tuple[dict[str, gp.WorkerMetadata], dict[str, gp.Assignment]] = ({}, {})
         self._client = KafkaNetClient(**_client_configs(settings), client_id=client_id)
         try:
             version = self._client.check_version(timeout_ms=30_000)

@@ -138,7 +138,10 @@ class Herder:
     def _tick_group(self) -> None:
         cluster = self.cluster
         assert cluster is not None
-        if cluster.member.rebalancing and cluster.assignment is not None:
+        if cluster.rejoin_due():
+            log.info("Scheduled rebalance delay passed: rejoining the group")
+            cluster.member.request_rejoin()
+        if cluster.member.rebalancing and cluster.eager and cluster.assignment is not None:
             log.info("Rebalance started: stopping every connector and task of this worker (eager protocol)")
             self._revoke_all()
         try:
@@ -169,6 +172,18 @@ class Herder:
         if self.config_store.snapshot().offset < received.assignment.config_offset:
             self.config_store.refresh(self._sync_timeout)
         cluster.apply(received, self.config_store.snapshot())
+        if received.revoked:  # incremental cooperative: stop what was taken away, then a follow-up round
+            self._stop_unowned()
+            cluster.member.request_rejoin()
+
+    def _stop_unowned(self) -> None:
+        stale = [tid for tid in self._assigned if not self._owns_task(tid)]
+        self.worker.stop_tasks(stale)
+        for tid in stale:
+            del self._assigned[tid]
+        for name in list(self.worker.connectors):
+            if not self._owns_connector(name):
+                self.worker.stop_connector(name, report=False)
 
     def _revoke_all(self) -> None:
         assert self.cluster is not None

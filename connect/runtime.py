@@ -11,10 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from connect import clients
-from connect import group_protocol as gp
-from connect.cluster import ClusterView
+from connect.cluster import join_group
 from connect.config import WorkerConfig, prefixed
-from connect.group_member import WorkerGroupMember
 from connect.herder import Herder
 from connect.storage.base import ConfigStore, OffsetStore, StatusStore
 from connect.storage.file import FileOffsetStore
@@ -49,42 +47,11 @@ class Runtime:
                         on_reconfigure=lambda name: self.herder.request_task_reconfiguration(name))
         self.herder = Herder(worker, self.config_store, self.status_store, kafka_cluster_id=self.kafka_cluster_id)
         if self.group_settings is not None:
-            cluster = self._join(self.group_settings)
+            cluster = join_group(self.config, self.group_settings, self.config_store, self.herder.ready)
             self.herder.attach(cluster)
             worker.set_generation(lambda: max(cluster.generation, 0))
         self.herder.start()
         return self.herder
-
-    def _join(self, settings: Mapping[str, Any]) -> ClusterView:
-        """The group membership of a distributed worker."""
-        config, store = self.config, self.config_store
-        url = config.rest_url()
-        view: list[ClusterView] = []
-
-        topic = config.config_storage_topic
-
-        def metadata() -> gp.WorkerMetadata:
-            return gp.WorkerMetadata(url, store.snapshot().offset, topic)
-
-        def assign(leader: str, members: Mapping[str, gp.WorkerMetadata]) -> dict[str, gp.Assignment]:
-            others = sorted({m.config_topic for m in members.values() if m.config_topic not in (None, topic)})
-            if others and not self.herder.ready.is_set():
-                # a worker that joins a running group with other topics refuses itself, not the group
-                refusal = gp.Assignment(gp.CONFIG_MISMATCH, leader, url, store.snapshot().offset,
-                                        config_topic=others[0])
-                return {member: refusal for member in members}
-            if store.snapshot().offset < max((m.config_offset for m in members.values()), default=-1):
-                store.refresh(config.worker_sync_timeout_ms / 1000)
-            return gp.eager_assign(leader, members, store.snapshot())
-
-        assert config.group_id is not None
-        member = WorkerGroupMember(
-            settings, group_id=config.group_id, client_id=f"connect-{config.worker_id()}", metadata=metadata,
-            assignor=assign, on_assigned=lambda g, m, a: view[0].offer(g, m, a),
-            session_timeout_ms=config.session_timeout_ms, heartbeat_interval_ms=config.heartbeat_interval_ms,
-            rebalance_timeout_ms=config.rebalance_timeout_ms)
-        view.append(ClusterView(member, url))
-        return view[0]
 
     def stop(self, timeout: float = 30.0) -> None:
         """Stop the herder (and with it every task), then the stores; idempotent."""

@@ -14,7 +14,8 @@ from tests.integration.support import Worker, payload, read_topic, unique
 
 pytestmark = pytest.mark.integration
 
-GROUP = {"session.timeout.ms": "6000", "heartbeat.interval.ms": "1000"}
+GROUP = {"session.timeout.ms": "6000", "heartbeat.interval.ms": "1000", "scheduled.rebalance.max.delay.ms": "5000"}
+PROTOCOLS = pytest.mark.parametrize("protocol", ["compatible", "eager"])
 
 
 def _mongo_config(stack: Any, prefix: str, collection: str) -> dict[str, str]:
@@ -45,9 +46,10 @@ def _running_everywhere(workers: list[Worker], names: list[str]) -> bool:
     return True
 
 
+@PROTOCOLS
 def test_three_workers_share_connectors_and_forward_writes(worker_factory: Callable[..., Worker], stack: Any,
-                                                           mongo: Any) -> None:
-    workers = [worker_factory(GROUP) for _ in range(3)]
+                                                           mongo: Any, protocol: str) -> None:
+    workers = [worker_factory({**GROUP, "connect.protocol": protocol}) for _ in range(3)]
     db = unique("dist_")
     names = [unique(f"dist{i}-") for i in range(3)]
     for worker, name in zip(workers, names, strict=True):  # each POST lands on a different worker
@@ -73,9 +75,10 @@ def test_three_workers_share_connectors_and_forward_writes(worker_factory: Calla
     _wait(lambda: all(w.http.get(f"/connectors/{names[2]}").status_code == 404 for w in workers), "delete seen")
 
 
+@PROTOCOLS
 def test_a_killed_worker_hands_its_task_over_without_losing_changes(worker_factory: Callable[..., Worker],
-                                                                      stack: Any, mongo: Any) -> None:
-    workers = [worker_factory(GROUP) for _ in range(3)]
+                                                                      stack: Any, mongo: Any, protocol: str) -> None:
+    workers = [worker_factory({**GROUP, "connect.protocol": protocol}) for _ in range(3)]
     db, name = unique("distkill_"), unique("distkill-")
     reply = workers[1].http.post("/connectors", json={"name": name, "config": _mongo_config(stack, name, f"{db}.c")})
     assert reply.status_code == 201, reply.text
@@ -134,7 +137,8 @@ def test_a_worker_that_cannot_reach_kafka_exits_with_a_clear_message(tmp_path: A
 
 
 def test_forwarding_hops_and_graceful_leave(worker_factory: Callable[..., Worker], stack: Any) -> None:
-    slow_session = {"session.timeout.ms": "45000", "heartbeat.interval.ms": "1000"}
+    slow_session = {"session.timeout.ms": "45000", "heartbeat.interval.ms": "1000",
+                    "scheduled.rebalance.max.delay.ms": "3000"}
     workers = [worker_factory(slow_session) for _ in range(2)]
     name = unique("hops-")
     config = {"connector.class": "FileStreamSource", "file": "/dev/null", "topic": unique("hops-topic-")}

@@ -39,9 +39,40 @@ def test_assignment_bytes_match_java() -> None:
     assert gp.encode_assignment(mismatch).hex() == JAVA_MISMATCH
 
 
-def test_v1_metadata_with_an_allocation_is_read_for_its_v0_fields() -> None:
-    v1 = bytes.fromhex("0001" + JAVA_METADATA[4:]) + b"\xff\xff\xff\xff"
-    assert gp.decode_metadata(v1) == gp.WorkerMetadata(URL, 42)
+# printed by group_protocol_v1_golden.jsh (IncrementalCooperativeConnectProtocol, the "compatible" subprotocol)
+JAVA_META_V1 = ("00010016687474703a2f2f3132372e302e302e313a383038332f000000000000002a0000005200010000000d636f6e6e"
+                "6563742d312d6162630016687474703a2f2f3132372e302e302e313a383038332f0000000000000007000000010005616c"
+                "7068610000"
+                "0002ffffffff000000000000000000000000")
+JAVA_META_V1_NULL = "00010016687474703a2f2f3132372e302e302e313a383038332f000000000000002affffffff"
+JAVA_ASSIGN_V1 = ("00010000000d636f6e6e6563742d312d6162630016687474703a2f2f3132372e302e302e313a383038332f000000000000"
+                  "0007000000020005616c70686100000003ffffffff000000000000000100046265746100000002ffffffff0000000000"
+                  "000001000567616d6d6100000002ffffffff00000002000005dc")
+
+
+def test_v1_metadata_and_assignment_bytes_match_java() -> None:
+    current = gp.Assignment(gp.NO_ERROR, "connect-1-abc", URL, 7, ("alpha",), (ConnectorTaskId("alpha", 0),),
+                            version=1)
+    metadata = gp.WorkerMetadata(URL, 42, version=1, allocation=current)
+    assert gp.encode_metadata(metadata).hex() == JAVA_META_V1
+    assert gp.decode_metadata(bytes.fromhex(JAVA_META_V1)) == metadata
+    empty = gp.WorkerMetadata(URL, 42, version=1)
+    assert gp.encode_metadata(empty).hex() == JAVA_META_V1_NULL
+    assert gp.decode_metadata(bytes.fromhex(JAVA_META_V1_NULL)) == empty
+    assignment = gp.Assignment(gp.NO_ERROR, "connect-1-abc", URL, 7, ("alpha", "beta"),
+                               (ConnectorTaskId("alpha", 0), ConnectorTaskId("alpha", 1), ConnectorTaskId("beta", 0)),
+                               version=1, revoked_connectors=("gamma",), revoked_tasks=(ConnectorTaskId("gamma", 2),),
+                               delay_ms=1500)
+    assert gp.encode_assignment(assignment).hex() == JAVA_ASSIGN_V1
+    assert gp.decode_assignment(bytes.fromhex(JAVA_ASSIGN_V1)) == assignment
+
+
+def test_our_config_topic_trailer_round_trips_in_both_versions() -> None:
+    for version in (0, 1):
+        metadata = gp.WorkerMetadata(URL, 3, "configs", version)
+        assert gp.decode_metadata(gp.encode_metadata(metadata)) == metadata
+        assignment = gp.Assignment(gp.NO_ERROR, "l", URL, 3, ("a",), config_topic="configs", version=version)
+        assert gp.decode_assignment(gp.encode_assignment(assignment)) == assignment
 
 
 def test_truncated_bytes_are_a_connect_error() -> None:
@@ -71,7 +102,7 @@ def test_eager_assignor_round_robins_connectors_then_tasks_over_sorted_members()
     assert result["w-a"].tasks == (ConnectorTaskId("x", 1), ConnectorTaskId("y", 1))
     assert result["w-b"].tasks == (ConnectorTaskId("x", 2),)
     assert {a.leader for a in result.values()} == {"w-b"} and {a.leader_url for a in result.values()} == {"http://w-b/"}
-    owners = gp.owners(result, members)
+    owners = gp.owners({m: (*a.connectors, *a.tasks) for m, a in result.items()}, members)
     assert owners["x"] == "http://w-a/" and owners[ConnectorTaskId("y", 1)] == "http://w-a/"
 
 
