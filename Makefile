@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv services stop demo test lint typecheck pytest bench clean helm-tool
+.PHONY: venv services stop demo test lint typecheck pytest bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,12 +30,7 @@ lint: venv
 typecheck: venv
 	$(VENV)/bin/mypy connect connectors converters rest stack compat benchmarks
 
-# Helm for the chart's tests, built once into .cache/ with `go install` (long the first time: outside pytest's
-# per-test timeout).
-helm-tool: venv
-	$(PY) -m stack.helm
-
-pytest: venv helm-tool
+pytest: venv
 	$(VENV)/bin/pytest
 
 test: lint typecheck pytest
