@@ -10,7 +10,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from connect import group_protocol as gp
@@ -82,7 +82,7 @@ class ClusterView:
             return None
         a = self.assignment
         return gp.Assignment(gp.NO_ERROR, a.leader, a.leader_url, a.config_offset, tuple(sorted(self.connectors)),
-                             tuple(sorted(self.tasks)), version=1)
+                             tuple(sorted(self.tasks)), version=max(a.version, 1))
 
     # --- herder thread ----------------------------------------------------------------------------
     def take(self) -> Received | None:
@@ -167,17 +167,19 @@ def join_group(config: WorkerConfig, settings: Mapping[str, Any], store: ConfigS
     """The group membership of a distributed worker: the subprotocols it offers (``compatible`` then
     ``default``, or only ``default`` when ``connect.protocol=eager``) and the leader's assignors."""
     url, topic = config.rest_url(), config.config_storage_topic
-    names = [gp.EAGER] if config.connect_protocol == "eager" else [gp.COMPATIBLE, gp.EAGER]
+    names = {"eager": [gp.EAGER], "compatible": [gp.COMPATIBLE, gp.EAGER],
+             "sessioned": [gp.SESSIONED, gp.COMPATIBLE, gp.EAGER]}[config.connect_protocol]
     cooperative = CooperativeAssignor(config.scheduled_rebalance_max_delay_ms, time.monotonic)
     view: list[ClusterView] = []
 
     def protocols() -> list[tuple[str, gp.WorkerMetadata]]:
         offset = store.snapshot().offset
-        return [(name, gp.WorkerMetadata(url, offset, topic, 1, view[0].allocation()) if name == gp.COMPATIBLE
-                 else gp.WorkerMetadata(url, offset, topic)) for name in names]
+        allocation = view[0].allocation()
+        return [(name, gp.WorkerMetadata(url, offset, topic, gp.VERSIONS[name],
+                                         allocation if gp.VERSIONS[name] else None)) for name in names]
 
     def assign(protocol: str, leader: str, members: Mapping[str, gp.WorkerMetadata]) -> dict[str, gp.Assignment]:
-        version = 0 if protocol == gp.EAGER else 1
+        version = gp.VERSIONS.get(protocol, 1)
         others = sorted({m.config_topic for m in members.values() if m.config_topic not in (None, topic)})
         if others and not ready.is_set():
             # a worker that joins a running group with other topics refuses itself, not the group
@@ -191,7 +193,8 @@ def join_group(config: WorkerConfig, settings: Mapping[str, Any], store: ConfigS
             result = gp.eager_assign(leader, members, store.snapshot())
             allocations = {m: (*a.connectors, *a.tasks) for m, a in result.items()}
         else:
-            result = gp.assign_group(leader, members, store.snapshot(), cooperative.assign, 1)
+            result = {m: replace(a, version=version) for m, a in gp.assign_group(
+                leader, members, store.snapshot(), cooperative.assign, version).items()}
             allocations = {m: tuple(items) for m, items in cooperative.previous.items() if m}
         view[0].leader_owners = gp.owners(allocations, members)
         return result

@@ -50,6 +50,7 @@ class WorkerConfig(BaseModel):
     heartbeat_interval_ms: int = Field(3_000, alias="heartbeat.interval.ms")
     rebalance_timeout_ms: int = Field(60_000, alias="rebalance.timeout.ms")
     worker_sync_timeout_ms: int = Field(3_000, alias="worker.sync.timeout.ms")
+    inter_worker_key_ttl_ms: int = Field(3_600_000, alias="inter.worker.key.ttl.ms", ge=0)
     scheduled_rebalance_max_delay_ms: int = Field(300_000, alias="scheduled.rebalance.max.delay.ms", ge=0)
     client_config_override_policy: Literal["All", "None", "Principal", "Allowlist"] = Field(
         "All", alias="connector.client.config.override.policy")

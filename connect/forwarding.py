@@ -12,6 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from connect import session_keys
+from connect.storage.config_state import SessionKey
+
 log = logging.getLogger(__name__)
 TIMEOUT_S = 90.0
 
@@ -44,12 +47,17 @@ def join(base_url: str, path: str) -> str:
     return base_url.rstrip("/") + path
 
 
-def forward_task_configs(leader_url: str, connector: str, configs: list[dict[str, str]]) -> None:
-    """Hand task configs to the leader on a separate thread, so the herder's group duties go on."""
+def forward_task_configs(leader_url: str, connector: str, configs: list[dict[str, str]],
+                         key: SessionKey | None = None) -> None:
+    """Hand task configs to the leader on a separate thread, so the herder's group duties go on; signed with the
+    session key under the ``sessioned`` protocol."""
+    body = json.dumps(configs, separators=(",", ":")).encode()
+    headers = session_keys.sign(key, body) if key is not None else {}
+
     def post() -> None:
         url = join(leader_url, f"/connectors/{quote(connector, safe='')}/tasks?forward=true")
         try:
-            reply = send(url, "POST", json.dumps(configs).encode(), {})
+            reply = send(url, "POST", body, headers)
         except OSError as exc:
             log.error("[%s] Cannot send task configs to the leader at %s: %s", connector, leader_url, exc)
             return

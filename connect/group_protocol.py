@@ -21,6 +21,8 @@ from connect.storage.config_state import ConfigState, ConnectorTaskId
 PROTOCOL_TYPE = "connect"
 EAGER = "default"
 COMPATIBLE = "compatible"
+SESSIONED = "sessioned"
+VERSIONS = {EAGER: 0, COMPATIBLE: 1, SESSIONED: 2}
 CONNECTOR_TASK = -1  # the task id that stands for the Connector instance itself
 NO_ERROR = 0
 CONFIG_MISMATCH = 1
@@ -119,7 +121,7 @@ def encode_metadata(metadata: WorkerMetadata) -> bytes:
 
 
 def decode_metadata(data: bytes) -> WorkerMetadata:
-    """Member metadata of version 0, 1 or 2 (a v2 member's session fields are not read)."""
+    """Member metadata of version 0, 1 or 2 (v2, ``sessioned``, has v1's layout)."""
     try:
         reader = _Reader(data)
         version = reader.int16()
@@ -131,7 +133,7 @@ def decode_metadata(data: bytes) -> WorkerMetadata:
             size = reader.int32()
             if size >= 0:
                 allocation = decode_assignment(reader.take(size))
-        topic = reader.string() if version <= 1 and reader.remaining >= 2 else None
+        topic = reader.string() if version <= 2 and reader.remaining >= 2 else None
         return WorkerMetadata(url, offset, topic, version, allocation)
     except struct.error as exc:
         raise ConnectError(f"Malformed Connect member metadata: {exc}") from exc
@@ -188,7 +190,7 @@ def decode_assignment(data: bytes) -> Assignment:
         if version >= 1:
             revoked = _decode_items(reader)
             delay = reader.int32()
-        topic = reader.string() if version <= 1 and reader.remaining >= 2 else None
+        topic = reader.string() if version <= 2 and reader.remaining >= 2 else None
         return Assignment(error, leader, leader_url, offset, connectors, tasks, topic, version, revoked[0],
                           revoked[1], delay)
     except struct.error as exc:

@@ -16,7 +16,8 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from connect import plugins, validation
+from connect import group_protocol as gp
+from connect import plugins, session_keys, validation
 from connect.api.errors import AlreadyExistsError, ConnectError, NotFoundError
 from connect.cluster import ClusterView, RequestTargetError
 from connect.entities import ConnectorInfo, ConnectorStateInfo, Created, StateInfo, TaskInfo
@@ -171,10 +172,27 @@ class Herder:
             return
         if self.config_store.snapshot().offset < received.assignment.config_offset:
             self.config_store.refresh(self._sync_timeout)
-        cluster.apply(received, self.config_store.snapshot())
+        snapshot = self.config_store.snapshot()
+        cluster.apply(received, snapshot)
+        self._ensure_session_key(snapshot)
         if received.revoked:  # incremental cooperative: stop what was taken away, then a follow-up round
             self._stop_unowned()
             cluster.member.request_rejoin()
+
+    def _ensure_session_key(self, snap: ConfigState) -> None:
+        """Leader under ``sessioned``: write a session key when there is none or it is older than its TTL."""
+        cluster = self.cluster
+        if cluster is None or cluster.protocol != gp.SESSIONED or not cluster.is_leader:
+            return
+        if session_keys.expired(snap.session_key, self.worker.config.inter_worker_key_ttl_ms):
+            log.info("Writing a new session key for internal requests")
+            key = session_keys.new_key()
+            self.config_store.put_session_key(key.key, key.algorithm, key.created_ms)
+
+    def verify_internal_request(self, body: bytes, headers: Mapping[str, str]) -> None:
+        """Under ``sessioned``, an internal request must carry a valid signature (Connect's 400/403/503)."""
+        if self.cluster is not None and self.cluster.protocol == gp.SESSIONED:
+            session_keys.verify(self.config_store.snapshot().session_key, body, headers)
 
     def _stop_unowned(self) -> None:
         stale = [tid for tid in self._assigned if not self._owns_task(tid)]
@@ -496,6 +514,7 @@ class Herder:
         self._reconfigure.clear()
         self._reconcile_tasks(snap)
         self._forget_deleted(snap)  # after the tasks stopped, so their last status writes are tombstoned too
+        self._ensure_session_key(snap)
 
     def _stop_removed_connectors(self, snap: ConfigState) -> None:
         for name in list(self.worker.connectors):
@@ -559,7 +578,8 @@ class Herder:
             self.config_store.put_task_configs(name, configs)
         else:
             assert self.cluster is not None and self.cluster.assignment is not None
-            forward_task_configs(self.cluster.assignment.leader_url, name, configs)
+            key = self._snapshot.session_key if self.cluster.protocol == gp.SESSIONED else None
+            forward_task_configs(self.cluster.assignment.leader_url, name, configs, key)
 
     def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> Future[None]:
         """The internal ``POST /connectors/{c}/tasks``: a connector's owner hands its task configs to the leader."""

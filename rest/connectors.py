@@ -190,6 +190,8 @@ async def restart_task(connector: str, task: int, request: Request) -> Response:
 @route(router, "POST", "/connectors/{connector:connector}/tasks", include_in_schema=False)
 async def put_task_configs(connector: str, request: Request) -> Response:
     """Internal: a connector's worker hands its task configs to the leader (forwarded when not the leader)."""
+    raw = await request.body()
+    herder_of(request).verify_internal_request(raw, dict(request.headers))
     body = await json_body(request)
     if not isinstance(body, list) or not all(isinstance(c, dict) for c in body):
         raise BadRequestError("Task configs must be a JSON array of objects")

@@ -37,7 +37,9 @@ async def forward(request: Request, exc: RequestTargetError) -> Response:
         return error_response(409, "Cannot complete request because of a conflicting operation (e.g. worker "
                                    "rebalance)")
     body = await request.body()
-    headers = {"Authorization": request.headers["authorization"]} if "authorization" in request.headers else {}
+    headers = {name: request.headers[name] for name in ("authorization", "x-connect-authorization",
+                                                         "x-connect-request-signature-algorithm")
+               if name in request.headers}
     log.debug("Forwarding %s %s to %s", request.method, request.url.path, url)
     try:
         reply = await asyncio.to_thread(forwarding.send, url, request.method, body or None, headers)

@@ -102,6 +102,13 @@ class ConfigStore(ABC):
         self._write(records)
         self._write([(f"commit-{name}", {"tasks": len(configs)})])
 
+    def put_session_key(self, key: bytes, algorithm: str, created_ms: int) -> None:
+        """Write a new session key (leader only, ``sessioned`` protocol)."""
+        import base64
+
+        self._write([("session-key", {"key": base64.b64encode(key).decode(), "algorithm": algorithm,
+                                      "creation-timestamp": created_ms})])
+
     def put_restart_request(self, name: str, include_tasks: bool, only_failed: bool) -> None:
         """Write a KIP-745 restart request."""
         self._write([(f"restart-connector-{name}", {"include-tasks": include_tasks, "only-failed": only_failed})])

@@ -43,6 +43,15 @@ class RestartRequest:
     only_failed: bool
 
 
+@dataclass(frozen=True, slots=True)
+class SessionKey:
+    """The key workers sign internal requests with (``session-key`` record, ``sessioned`` protocol)."""
+
+    key: bytes
+    algorithm: str
+    created_ms: int
+
+
 @dataclass(slots=True)
 class ConfigState:
     """Snapshot of connector configs, target states and committed task configs."""
@@ -54,6 +63,7 @@ class ConfigState:
     task_counts: dict[str, int] = field(default_factory=dict)
     restart_requests: list[RestartRequest] = field(default_factory=list)
     logger_levels: list[tuple[str, str]] = field(default_factory=list)
+    session_key: SessionKey | None = None
     _pending_tasks: dict[str, dict[int, dict[str, str]]] = field(default_factory=dict)
 
     def connectors(self) -> list[str]:
@@ -85,6 +95,8 @@ class ConfigState:
                 bool(value.get("include-tasks", False)),
                 bool(value.get("only-failed", False)),
             ))
+        elif key == "session-key" and value is not None:
+            self._apply_session_key(value)
         elif key.startswith("logger-cluster-") and value is not None and value.get("level"):
             self.logger_levels.append((key.removeprefix("logger-cluster-"), str(value["level"])))
         else:
@@ -118,6 +130,16 @@ class ConfigState:
             return
         props = {k: str(v) for k, v in value.get("properties", {}).items()}
         self._pending_tasks.setdefault(name, {})[int(number)] = props
+
+    def _apply_session_key(self, value: dict[str, Any]) -> None:
+        import base64
+        import binascii
+
+        try:
+            self.session_key = SessionKey(base64.b64decode(str(value["key"])), str(value["algorithm"]),
+                                          int(value["creation-timestamp"]))
+        except (KeyError, ValueError, TypeError, binascii.Error):
+            log.error("Ignoring a malformed session key record")
 
     def _apply_commit(self, name: str, value: dict[str, Any] | None) -> None:
         if value is None:

@@ -15,7 +15,7 @@ from tests.integration.support import Worker, payload, read_topic, unique
 pytestmark = pytest.mark.integration
 
 GROUP = {"session.timeout.ms": "6000", "heartbeat.interval.ms": "1000", "scheduled.rebalance.max.delay.ms": "5000"}
-PROTOCOLS = pytest.mark.parametrize("protocol", ["compatible", "eager"])
+PROTOCOLS = pytest.mark.parametrize("protocol", ["sessioned", "compatible", "eager"])
 
 
 def _mongo_config(stack: Any, prefix: str, collection: str) -> dict[str, str]:
@@ -31,6 +31,16 @@ def _wait(predicate: Callable[[], bool], what: str, timeout: float = 90) -> None
             return
         time.sleep(0.3)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def _retrying(call: Callable[[], Any], timeout: float = 60) -> Any:
+    """A REST write, repeated while the group rebalances (Connect answers 409 then, and clients retry)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        reply = call()
+        if reply.status_code != 409 or time.monotonic() > deadline:
+            return reply
+        time.sleep(0.5)
 
 
 def _running_everywhere(workers: list[Worker], names: list[str]) -> bool:
@@ -53,7 +63,8 @@ def test_three_workers_share_connectors_and_forward_writes(worker_factory: Calla
     db = unique("dist_")
     names = [unique(f"dist{i}-") for i in range(3)]
     for worker, name in zip(workers, names, strict=True):  # each POST lands on a different worker
-        reply = worker.http.post("/connectors", json={"name": name, "config": _mongo_config(stack, name, f"{db}.c")})
+        reply = _retrying(lambda w=worker, n=name: w.http.post(
+            "/connectors", json={"name": n, "config": _mongo_config(stack, n, f"{db}.c")}))
         assert reply.status_code == 201, reply.text
         assert reply.json()["name"] == name
     _wait(lambda: _running_everywhere(workers, names), "every connector RUNNING on every worker's view")
@@ -67,11 +78,11 @@ def test_three_workers_share_connectors_and_forward_writes(worker_factory: Calla
     for worker in workers:  # config updates and deletes sent to any worker are applied by the leader
         name = names[0]
         config = {**_mongo_config(stack, name, f"{db}.c"), "heartbeat.interval.ms": str(1000 + len(worker.url))}
-        reply = worker.http.put(f"/connectors/{name}/config", json=config)
+        reply = _retrying(lambda w=worker, c=config, n=name: w.http.put(f"/connectors/{n}/config", json=c))
         assert reply.status_code == 200, reply.text
         assert workers[0].http.get(f"/connectors/{name}/config").json()["heartbeat.interval.ms"] == \
             config["heartbeat.interval.ms"]
-    assert workers[2].http.delete(f"/connectors/{names[2]}").status_code == 204
+    assert _retrying(lambda: workers[2].http.delete(f"/connectors/{names[2]}")).status_code == 204
     _wait(lambda: all(w.http.get(f"/connectors/{names[2]}").status_code == 404 for w in workers), "delete seen")
 
 
@@ -80,7 +91,8 @@ def test_a_killed_worker_hands_its_task_over_without_losing_changes(worker_facto
                                                                       stack: Any, mongo: Any, protocol: str) -> None:
     workers = [worker_factory({**GROUP, "connect.protocol": protocol}) for _ in range(3)]
     db, name = unique("distkill_"), unique("distkill-")
-    reply = workers[1].http.post("/connectors", json={"name": name, "config": _mongo_config(stack, name, f"{db}.c")})
+    reply = _retrying(lambda: workers[1].http.post(
+        "/connectors", json={"name": name, "config": _mongo_config(stack, name, f"{db}.c")}))
     assert reply.status_code == 201, reply.text
     _wait(lambda: _running_everywhere(workers, [name]), f"{name} RUNNING")
     owner_id = workers[0].http.get(f"/connectors/{name}/status").json()["tasks"][0]["worker_id"]
@@ -142,7 +154,8 @@ def test_forwarding_hops_and_graceful_leave(worker_factory: Callable[..., Worker
     workers = [worker_factory(slow_session) for _ in range(2)]
     name = unique("hops-")
     config = {"connector.class": "FileStreamSource", "file": "/dev/null", "topic": unique("hops-topic-")}
-    assert workers[0].http.post("/connectors", json={"name": name, "config": config}).status_code == 201
+    assert _retrying(lambda: workers[0].http.post("/connectors", json={"name": name, "config": config})
+                     ).status_code == 201
     _wait(lambda: _running_everywhere(workers, [name]), f"{name} RUNNING")
     leader_urls = set()
     for worker in workers:  # a request that would need one more hop is Connect's 409
@@ -154,6 +167,12 @@ def test_forwarding_hops_and_graceful_leave(worker_factory: Callable[..., Worker
             assert reply.status_code == 200, reply.text
             leader_urls.add(worker.url)
     assert len(leader_urls) == 1, "exactly one worker (the leader) serves a write without forwarding"
+    leader = next(w for w in workers if w.url in leader_urls)
+    unsigned = leader.http.post(f"/connectors/{name}/tasks?forward=false", json=[{"task.class": "x"}])
+    assert unsigned.status_code == 400 and unsigned.json()["message"] == "Internal request missing required signature"
+    forged = leader.http.post(f"/connectors/{name}/tasks?forward=false", json=[{"task.class": "x"}], headers={
+        "X-Connect-Authorization": "AAAA", "X-Connect-Request-Signature-Algorithm": "HmacSHA256"})
+    assert forged.status_code == 403
 
     owner_id = workers[0].http.get(f"/connectors/{name}/status").json()["tasks"][0]["worker_id"]
     owner = next(w for w in workers if w.url.endswith(owner_id))

@@ -110,3 +110,24 @@ def test_eager_assignor_reports_a_config_mismatch_when_the_leader_is_behind() ->
     members = {"a": gp.WorkerMetadata("http://a/", 10), "b": gp.WorkerMetadata("http://b/", 12)}
     result = gp.eager_assign("a", members, _snapshot({"x": 1}, offset=10))
     assert all(a.failed and a.config_offset == 12 and not a.connectors for a in result.values())
+
+
+def test_session_key_signatures() -> None:
+    from connect import session_keys
+    from connect.errors import ConnectRestError
+
+    key = session_keys.new_key()
+    body = b'[{"task.class":"x"}]'
+    headers = session_keys.sign(key, body)
+    session_keys.verify(key, body, headers)
+    for bad_headers, status in (({}, 400), ({**headers, session_keys.SIGNATURE_HEADER: "AAAA"}, 403)):
+        with pytest.raises(ConnectRestError) as failure:
+            session_keys.verify(key, body, bad_headers)
+        assert failure.value.status == status
+    with pytest.raises(ConnectRestError) as failure:
+        session_keys.verify(key, body + b" ", headers)
+    assert failure.value.status == 403
+    with pytest.raises(ConnectRestError) as failure:
+        session_keys.verify(None, body, headers)
+    assert failure.value.status == 503
+    assert not session_keys.expired(key, 60_000) and session_keys.expired(key, 0) and session_keys.expired(None, 1)
