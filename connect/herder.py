@@ -4,7 +4,7 @@
 One thread owns the cluster state. REST handlers submit commands and wait on futures; config-store
 changes wake the thread, which then reconciles what runs in the :class:`~connect.worker.Worker` with
 the stored configuration. With in-memory stores this is standalone mode; with Kafka stores it is
-distributed mode (a single member for now: it always acts as the leader).
+distributed mode, where the group assigns this worker its share (:mod:`connect.herder_group`).
 """
 
 from __future__ import annotations
@@ -16,13 +16,12 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from connect import group_protocol as gp
-from connect import plugins, session_keys, validation
+from connect import plugins, validation
 from connect.api.errors import AlreadyExistsError, ConnectError, NotFoundError
-from connect.cluster import ClusterView, RequestTargetError
+from connect.cluster import ClusterView
 from connect.entities import ConnectorInfo, ConnectorStateInfo, Created, StateInfo, TaskInfo
-from connect.errors import BadRequestError, ConflictError
-from connect.forwarding import forward_task_configs
+from connect.errors import BadRequestError
+from connect.reconciler import Reconciler
 from connect.storage.base import ConfigStore, StatusStore
 from connect.storage.config_state import ConfigState, ConnectorTaskId, TargetState
 from connect.worker import Worker
@@ -45,7 +44,7 @@ def validation_errors(props: Mapping[str, str], worker_defaults: Mapping[str, st
     return list(dict.fromkeys(errors))
 
 
-class Herder:
+class Herder(Reconciler):
     """Single-threaded owner of connector configs, target states and task assignment."""
 
     def __init__(self, worker: Worker, config_store: ConfigStore, status_store: StatusStore, *,
@@ -65,6 +64,7 @@ class Herder:
         self._assigned: dict[ConnectorTaskId, dict[str, str]] = {}
         self.cluster: ClusterView | None = None
         self._sync_timeout = worker.config.worker_sync_timeout_ms / 1000
+        self._deferred: list[tuple[Callable[[], Any], Future[Any]]] = []
         self._thread = threading.Thread(target=self._run, name="herder", daemon=True)
 
     # --- lifecycle ------------------------------------------------------------------------------
@@ -119,125 +119,16 @@ class Herder:
                 items = []
             while not self._queue.empty():
                 items.append(self._queue.get_nowait())
-            for item in items:
-                if item is not _WAKE:
+            self._deferred.extend(item for item in items if item is not _WAKE)
+            if self.cluster is None or not self.cluster.member.rebalancing:
+                # during a rebalance requests wait, as in Connect's tick; they are answered once it completes
+                deferred, self._deferred = self._deferred, []
+                for item in deferred:
                     self._execute(*item)
             if not self._stop.is_set():
                 self._safe_reconcile()
-
-    # --- group membership (distributed mode, herder thread) ---------------------------------------
-    def _join_group(self) -> None:
-        """Block until the first assignment (or stop), saying what it waits for."""
-        assert self.cluster is not None
-        waited = 0.0
-        while not self._stop.is_set() and self.cluster.assignment is None:
-            self._tick_group()
-            waited += 1
-            if self.cluster.assignment is None and waited % 30 == 0:
-                log.info("Still waiting to join group %s", self.worker.config.group_id)
-
-    def _tick_group(self) -> None:
-        cluster = self.cluster
-        assert cluster is not None
-        if cluster.rejoin_due():
-            log.info("Scheduled rebalance delay passed: rejoining the group")
-            cluster.member.request_rejoin()
-        if cluster.member.rebalancing and cluster.eager and cluster.assignment is not None:
-            log.info("Rebalance started: stopping every connector and task of this worker (eager protocol)")
-            self._revoke_all()
-        try:
-            cluster.member.poll(0.5)
-        except Exception as exc:  # noqa: BLE001 - membership errors are retried on the next tick
-            log.warning("Group membership failed, retrying: %s", exc)
-            self._stop.wait(0.5)
-            return
-        received = cluster.take()
-        if received is None:
-            return
-        theirs, own = received.assignment.config_topic, self.worker.config.config_storage_topic
-        if theirs is not None and theirs != own:
-            message = (f"This worker uses config.storage.topic '{own}', but the leader of group "
-                       f"'{self.worker.config.group_id}' at {received.assignment.leader_url} uses '{theirs}': every "
-                       "worker of a group must use the same config, offset and status topics")
-            if not self.ready.is_set():
-                raise ConnectError(message)
-            log.error("%s; waiting 10 s, then rejoining", message)
-            self._stop.wait(10)
-            cluster.member.request_rejoin()
-            return
-        if received.assignment.failed:
-            log.warning("The leader's config is behind a member's: reading the config topic, then rejoining")
-            self.config_store.refresh(self._sync_timeout)
-            cluster.member.request_rejoin()
-            return
-        if self.config_store.snapshot().offset < received.assignment.config_offset:
-            self.config_store.refresh(self._sync_timeout)
-        snapshot = self.config_store.snapshot()
-        cluster.apply(received, snapshot)
-        self._ensure_session_key(snapshot)
-        if received.revoked:  # incremental cooperative: stop what was taken away, then a follow-up round
-            self._stop_unowned()
-            cluster.member.request_rejoin()
-
-    def _ensure_session_key(self, snap: ConfigState) -> None:
-        """Leader under ``sessioned``: write a session key when there is none or it is older than its TTL."""
-        cluster = self.cluster
-        if cluster is None or cluster.protocol != gp.SESSIONED or not cluster.is_leader:
-            return
-        if session_keys.expired(snap.session_key, self.worker.config.inter_worker_key_ttl_ms):
-            log.info("Writing a new session key for internal requests")
-            key = session_keys.new_key()
-            self.config_store.put_session_key(key.key, key.algorithm, key.created_ms)
-
-    def verify_internal_request(self, body: bytes, headers: Mapping[str, str]) -> None:
-        """Under ``sessioned``, an internal request must carry a valid signature (Connect's 400/403/503)."""
-        if self.cluster is not None and self.cluster.protocol == gp.SESSIONED:
-            session_keys.verify(self.config_store.snapshot().session_key, body, headers)
-
-    def _stop_unowned(self) -> None:
-        stale = [tid for tid in self._assigned if not self._owns_task(tid)]
-        self.worker.stop_tasks(stale)
-        for tid in stale:
-            del self._assigned[tid]
-        for name in list(self.worker.connectors):
-            if not self._owns_connector(name):
-                self.worker.stop_connector(name, report=False)
-
-    def _revoke_all(self) -> None:
-        assert self.cluster is not None
-        self.worker.stop_tasks(list(self.worker.tasks))
-        self._assigned.clear()
-        for name in list(self.worker.connectors):
-            self.worker.stop_connector(name, report=False)
-        self.cluster.revoke()
-
-    def _owns_connector(self, name: str) -> bool:
-        return self.cluster is None or self.cluster.owns_connector(name)
-
-    def _owns_task(self, task_id: ConnectorTaskId) -> bool:
-        return self.cluster is None or self.cluster.owns_task(task_id)
-
-    @property
-    def _leads(self) -> bool:
-        return self.cluster is None or self.cluster.is_leader
-
-    def require_leader(self) -> None:
-        """Raise Connect's forward-or-409 error unless this worker may write connector configs now."""
-        if self.cluster is not None:
-            self.cluster.require_leader()
-
-    def _require_owner_or_leader(self, item: str | ConnectorTaskId) -> bool:
-        """True when this worker runs ``item``; raises a request-target error naming the worker to ask."""
-        if isinstance(item, str) and self._owns_connector(item):
-            return True
-        if isinstance(item, ConnectorTaskId) and self._owns_task(item):
-            return True
-        self.require_leader()
-        assert self.cluster is not None
-        url = self.cluster.owner_url(item)
-        if url is None:
-            raise ConflictError(f"Cannot find the worker that runs {item}; a rebalance may be under way")
-        raise RequestTargetError(url, f"{item} runs on another worker")
+        for _fn, future in self._deferred:
+            future.cancel()
 
     def _execute(self, fn: Callable[[], Any], future: Future[Any]) -> None:
         if not future.set_running_or_notify_cancel():
@@ -452,6 +343,19 @@ class Herder:
         self.worker.start_task(task_id, config, self._snapshot.connector_configs[task_id.connector])
         self._assigned[task_id] = config
 
+    def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> Future[None]:
+        """The internal ``POST /connectors/{c}/tasks``: a connector's owner hands its task configs to the leader."""
+        def put() -> None:
+            self.require_leader()
+            self._exists(name, f"Connector {name} not found")
+            if configs and self._snapshot.target_state(name) is TargetState.STOPPED:
+                raise BadRequestError("Cannot submit non-empty set of task configs for stopped connector")
+            current = [self._snapshot.task_configs.get(t) for t in self._snapshot.tasks(name)]
+            if configs != current:
+                log.info("[%s] Writing %s task config(s) from the connector's worker", name, len(configs))
+                self.config_store.put_task_configs(name, configs)
+        return self.submit(put)
+
     def publish_logger_level(self, namespace: str, level: str) -> Future[None]:
         """Cluster-scope log level: written to the config topic, applied by every worker that reads it."""
         return self.submit(lambda: self.config_store.put_logger_level(namespace, level))
@@ -494,127 +398,6 @@ class Herder:
                   "`/connector-plugins/{connectorType}/config/validate`"
             )
 
-    # --- reconciliation (herder thread only) -----------------------------------------------------
-    def _reconcile(self) -> None:
-        snap = self.config_store.snapshot()
-        self._snapshot = snap
-        for namespace, level in self.config_store.take_logger_levels():
-            self._apply_logger_level(namespace, level)
-        for request in self.config_store.take_restart_requests():
-            self._restart_from_request(request.connector, request.include_tasks, request.only_failed)
-        if self.cluster is not None and self.cluster.needs_rebalance(snap):
-            log.info("Connectors or task configs changed: requesting a rebalance")
-            self.cluster.member.request_rejoin()
-        self._stop_removed_connectors(snap)
-        for name in snap.connectors():
-            if self._owns_connector(name):
-                self._reconcile_connector(name, snap)
-        for name in sorted(self._reconfigure):
-            self._publish_task_configs(name, snap)
-        self._reconfigure.clear()
-        self._reconcile_tasks(snap)
-        self._forget_deleted(snap)  # after the tasks stopped, so their last status writes are tombstoned too
-        self._ensure_session_key(snap)
-
-    def _stop_removed_connectors(self, snap: ConfigState) -> None:
-        for name in list(self.worker.connectors):
-            if name not in snap.connector_configs:  # deleted: UNASSIGNED with no version, as Connect writes it
-                self.worker.forget_version(name)
-                self.worker.stop_connector(name)
-            elif snap.target_state(name) is TargetState.STOPPED or not self._owns_connector(name):
-                self.worker.stop_connector(name, report=False)
-        if not self._leads:
-            return
-        for name, count in snap.task_counts.items():
-            for number in self.status_store.tasks(name):
-                if number >= count and ConnectorTaskId(name, number) not in self._assigned:
-                    self.status_store.put_task(ConnectorTaskId(name, number), None)
-
-    def _forget_deleted(self, snap: ConfigState) -> None:
-        for name in self._known - set(snap.connector_configs) if self._leads else ():
-            self.status_store.put_connector(name, None)
-            for number in self.status_store.tasks(name):
-                self.status_store.put_task(ConnectorTaskId(name, number), None)
-            self.status_store.reset_topics(name)
-            self._failed_connectors.pop(name, None)
-        self._known = set(snap.connector_configs)
-
-    def _reconcile_connector(self, name: str, snap: ConfigState) -> None:
-        config = snap.connector_configs[name]
-        target = snap.target_state(name)
-        self.worker.remember_version(name, config)
-        if target is TargetState.STOPPED:
-            if snap.task_counts.get(name) and self._leads:
-                self.config_store.put_task_configs(name, [])
-            self.worker.put_connector_state(name, "STOPPED")
-            return
-        running = self.worker.connectors.get(name)
-        if not (running is not None and running[1] == config) and self._failed_connectors.get(name) != config:
-            if running is not None:  # a config update: UNASSIGNED, then RUNNING again
-                self.worker.stop_connector(name)
-            if self.worker.start_connector(name, config):
-                self._failed_connectors.pop(name, None)
-                self._reconfigure.add(name)
-            else:
-                self._failed_connectors[name] = config
-        if name in self.worker.connectors:
-            self.worker.put_connector_state(name, "PAUSED" if target is TargetState.PAUSED else "RUNNING")
-
-    def _publish_task_configs(self, name: str, snap: ConfigState) -> None:
-        if name not in self.worker.connectors:
-            return
-        try:
-            configs = self.worker.connector_task_configs(name)
-        except Exception as exc:  # noqa: BLE001 - the connector's failure, reported in its status
-            self.worker.stop_connector(name, report=False)
-            self.worker._connector_failed(name, exc)
-            self._failed_connectors[name] = snap.connector_configs[name]
-            return
-        current = [snap.task_configs.get(t) for t in snap.tasks(name)]
-        if configs == current:
-            return
-        if self._leads:
-            log.info("[%s] Writing %s task config(s)", name, len(configs))
-            self.config_store.put_task_configs(name, configs)
-        else:
-            assert self.cluster is not None and self.cluster.assignment is not None
-            key = self._snapshot.session_key if self.cluster.protocol == gp.SESSIONED else None
-            forward_task_configs(self.cluster.assignment.leader_url, name, configs, key)
-
-    def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> Future[None]:
-        """The internal ``POST /connectors/{c}/tasks``: a connector's owner hands its task configs to the leader."""
-        def put() -> None:
-            self.require_leader()
-            self._exists(name, f"Connector {name} not found")
-            if configs and self._snapshot.target_state(name) is TargetState.STOPPED:
-                raise BadRequestError("Cannot submit non-empty set of task configs for stopped connector")
-            current = [self._snapshot.task_configs.get(t) for t in self._snapshot.tasks(name)]
-            if configs != current:
-                log.info("[%s] Writing %s task config(s) from the connector's worker", name, len(configs))
-                self.config_store.put_task_configs(name, configs)
-        return self.submit(put)
-
-    def _reconcile_tasks(self, snap: ConfigState) -> None:
-        desired = {
-            tid: cfg for tid, cfg in snap.task_configs.items()
-            if tid.connector in snap.connector_configs and snap.target_state(tid.connector) is not TargetState.STOPPED
-            and self._owns_task(tid)
-        }
-        stale = [tid for tid, cfg in self._assigned.items() if desired.get(tid) != cfg]
-        if stale:
-            self.worker.stop_tasks(stale)
-            for tid in stale:
-                del self._assigned[tid]
-        for tid in sorted(desired):
-            if tid not in self._assigned:
-                self.worker.start_task(tid, desired[tid], snap.connector_configs[tid.connector])
-                self._assigned[tid] = desired[tid]
-            runner = self.worker.tasks.get(tid)
-            if runner is not None:
-                if snap.target_state(tid.connector) is TargetState.PAUSED:
-                    runner.pause()
-                else:
-                    runner.resume()
 
 
 __all__ = ["ConnectError", "Herder", "validation_errors"]

@@ -15,7 +15,7 @@ from tests.integration.support import Worker, payload, read_topic, unique
 pytestmark = pytest.mark.integration
 
 GROUP = {"session.timeout.ms": "6000", "heartbeat.interval.ms": "1000", "scheduled.rebalance.max.delay.ms": "5000"}
-PROTOCOLS = pytest.mark.parametrize("protocol", ["sessioned", "compatible", "eager"])
+PROTOCOLS = pytest.mark.parametrize("protocol", ["sessioned", "eager"])  # compatible: sessioned minus signing
 
 
 def _mongo_config(stack: Any, prefix: str, collection: str) -> dict[str, str]:
