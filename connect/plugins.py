@@ -15,6 +15,8 @@ from typing import Any
 from connect.api.errors import ConnectError
 
 VERSION = "4.3.1"
+DEBEZIUM_VERSION = "3.6.1.Final"
+_NUMBERS = ("Boolean", "Double", "Float", "Integer", "Long", "Short")
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +31,7 @@ class PluginDesc:
 
 CONNECTORS = (
     PluginDesc("io.debezium.connector.mongodb.MongoDbConnector", "connectors.mongodb.connector.MongoDbConnector",
-               "source", "3.6.1.Final"),
+               "source", DEBEZIUM_VERSION),
     PluginDesc("org.apache.kafka.connect.file.FileStreamSourceConnector",
                "connectors.file.FileStreamSourceConnector", "source"),
 )
@@ -39,6 +41,10 @@ CONVERTERS = (
                "converter"),
     PluginDesc("org.apache.kafka.connect.converters.ByteArrayConverter",
                "converters.bytearray.ByteArrayConverter", "converter"),
+    *(PluginDesc(f"org.apache.kafka.connect.converters.{n}Converter", f"converters.number.{n}Converter", "converter")
+      for n in _NUMBERS),
+    PluginDesc("io.debezium.converters.CloudEventsConverter", "converters.cloudevents.CloudEventsConverter",
+               "converter", DEBEZIUM_VERSION),
 )
 HEADER_CONVERTERS = (
     PluginDesc("org.apache.kafka.connect.storage.SimpleHeaderConverter", "converters.header.SimpleHeaderConverter",
@@ -46,7 +52,30 @@ HEADER_CONVERTERS = (
     PluginDesc("org.apache.kafka.connect.json.JsonConverter", "converters.json.JsonConverter", "header_converter"),
     PluginDesc("org.apache.kafka.connect.storage.StringConverter", "converters.string.StringConverter",
                "header_converter"),
+    *(PluginDesc(f"org.apache.kafka.connect.converters.{n}Converter", f"converters.number.{n}Converter",
+                 "header_converter") for n in _NUMBERS),
 )
+_SMT = "org.apache.kafka.connect.transforms"
+_KEY_VALUE_SMTS = {  # Java class -> our module (both $Key and $Value)
+    "Cast": "cast", "ExtractField": "fields", "Flatten": "flatten", "HeaderFrom": "headers", "HoistField": "fields",
+    "InsertField": "fields", "MaskField": "fields", "ReplaceField": "fields", "SetSchemaMetadata": "fields",
+    "TimestampConverter": "timestamp_converter",
+}
+TRANSFORMATIONS = (
+    *(PluginDesc(f"{_SMT}.{name}${half}", f"connect.transforms.{module}.{name}{half}", "transformation")
+      for name, module in _KEY_VALUE_SMTS.items() for half in ("Key", "Value")),
+    PluginDesc(f"{_SMT}.DropHeaders", "connect.transforms.headers.DropHeaders", "transformation"),
+    PluginDesc(f"{_SMT}.Filter", "connect.transforms.headers.Filter", "transformation"),
+    PluginDesc(f"{_SMT}.InsertHeader", "connect.transforms.headers.InsertHeader", "transformation"),
+    PluginDesc(f"{_SMT}.RegexRouter", "connect.transforms.routers.RegexRouter", "transformation"),
+    PluginDesc(f"{_SMT}.TimestampRouter", "connect.transforms.routers.TimestampRouter", "transformation"),
+    PluginDesc(f"{_SMT}.ValueToKey", "connect.transforms.fields.ValueToKey", "transformation"),
+    PluginDesc("io.debezium.connector.mongodb.transforms.ExtractNewDocumentState",
+               "connectors.mongodb.transforms.ExtractNewDocumentState", "transformation", DEBEZIUM_VERSION),
+)
+PREDICATES = tuple(PluginDesc(f"{_SMT}.predicates.{name}", f"connect.transforms.predicates.{name}", "predicate")
+                   for name in ("HasHeaderKey", "RecordIsTombstone", "TopicNameMatches"))
+
 TASK_CLASSES = {
     "io.debezium.connector.mongodb.MongoDbConnectorTask": "connectors.mongodb.task.MongoDbConnectorTask",
     "org.apache.kafka.connect.file.FileStreamSourceTask": "connectors.file.source.FileStreamSourceTask",
@@ -60,12 +89,16 @@ def task_class_name(python_path: str) -> str:
     return _JAVA_TASK_NAMES.get(python_path, python_path)
 
 
-_SUFFIXES = {"source": "Connector", "converter": "Converter", "header_converter": "Converter"}
+_SUFFIXES = {"source": "Connector", "converter": "Converter", "header_converter": "Converter",
+             "transformation": "Transformation", "predicate": "Predicate"}
 
 
 def _aliases(desc: PluginDesc) -> set[str]:
     simple = desc.class_name.rsplit(".", 1)[-1]
-    names = {desc.class_name, desc.python_path, simple, desc.python_path.rsplit(".", 1)[-1]}
+    names = {desc.class_name, desc.python_path}
+    if "$" in simple:  # Java's simple name of a nested class ($Key, $Value) is ambiguous: full name only
+        return names
+    names |= {simple, desc.python_path.rsplit(".", 1)[-1]}
     suffix = _SUFFIXES.get(desc.type, "")
     if suffix and simple.endswith(suffix) and simple != suffix:
         names.add(simple[: -len(suffix)])

@@ -7,7 +7,7 @@ import logging
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -16,13 +16,14 @@ from connect.api.errors import ConnectError, RetriableError
 from connect.api.metrics import Metric
 from connect.api.records import SourceRecord
 from connect.api.task import OffsetStorageReader, SourceTask
+from connect.error_handling import FAILED, ErrorHandlingConfig, RetryWithToleranceOperator, Stage
 from connect.offsets import OffsetReader, OffsetWriter, SubmittedRecord, SubmittedRecords
 from connect.storage.base import OffsetStore
 from connect.storage.config_state import ConnectorTaskId
+from connect.transformation_chain import TransformationChain
 
 log = logging.getLogger(__name__)
 
-Transform = Callable[[SourceRecord], SourceRecord | None]
 RETRY_BACKOFF_S = 0.1
 
 
@@ -87,7 +88,7 @@ class WorkerSourceTask:
     def __init__(self, task_id: ConnectorTaskId, task: SourceTask, props: Mapping[str, str],
                  converters: Converters, producer: SourceProducer, offset_store: OffsetStore,
                  listener: TaskStatusListener, *, flush_interval_ms: int, flush_timeout_ms: int,
-                 transforms: Sequence[Transform] = ()) -> None:
+                 chain: TransformationChain | None = None, errors: ErrorHandlingConfig | None = None) -> None:
         self.id = task_id
         self._task = task
         self._props = dict(props)
@@ -97,10 +98,11 @@ class WorkerSourceTask:
         self._submitted = SubmittedRecords(task_id.connector)
         self._writer = OffsetWriter(offset_store)
         self._reader = OffsetReader(task_id.connector, offset_store)
-        self._transforms = tuple(transforms)
+        self._chain = chain or TransformationChain()
         self._flush_interval = flush_interval_ms / 1000
         self._flush_timeout = flush_timeout_ms / 1000
         self._stop = threading.Event()
+        self._errors = RetryWithToleranceOperator(str(task_id), errors or ErrorHandlingConfig(), self._stop)
         self._done = threading.Event()
         self._paused = threading.Event()
         self._state_lock = threading.Lock()
@@ -208,6 +210,7 @@ class WorkerSourceTask:
             log.exception("%s Final offset commit failed", self.id)
         finally:
             self._producer.close(timeout=self._flush_timeout)
+            self._chain.close()
             self._done.set()
 
     def _loop(self) -> None:
@@ -249,11 +252,12 @@ class WorkerSourceTask:
     def _send(self, records: list[SourceRecord]) -> list[SourceRecord]:
         """Send records in order; return the ones not sent because of a retriable error."""
         for index, original in enumerate(records):
-            record = self._transform(original)
-            if record is None:
-                self._task.commit_record(original)
+            record = self._chain.apply(original, self._errors) if self._chain else original
+            converted = None if record is None or record is FAILED else self._convert(record)
+            if converted is None:
+                self._dropped(original)
                 continue
-            key, value, headers = self._convert(record)
+            key, value, headers = converted
             if record.topic not in self._topics:
                 self._topics.add(record.topic)
                 self._listener.on_topic(self.id, record.topic)
@@ -274,24 +278,38 @@ class WorkerSourceTask:
         self._producer.dispatch()
         return []
 
-    def _transform(self, record: SourceRecord) -> SourceRecord | None:
-        current: SourceRecord | None = record
-        for transform in self._transforms:
-            if current is None:
-                return None
-            current = transform(current)
-        return current
+    def _dropped(self, record: SourceRecord) -> None:
+        """A record filtered by a transform or skipped by ``errors.tolerance=all``: its offset still counts."""
+        self._submitted.submit(record.source_partition, record.source_offset).ack()
+        try:
+            self._task.commit_record(record)
+        except Exception:
+            log.exception("%s commit_record failed", self.id)
 
-    def _convert(self, record: SourceRecord) -> tuple[bytes | None, bytes | None, list[tuple[str, bytes]]]:
-        topic = record.topic
-        key = self._conv.key.from_connect_data(topic, record.key_schema, record.key, record.headers)
-        value = self._conv.value.from_connect_data(topic, record.value_schema, record.value, record.headers)
+    def _convert(self, record: SourceRecord) -> tuple[bytes | None, bytes | None, list[tuple[str, bytes]]] | None:
+        """Key, value and headers as bytes; None when a converter failed and the record is skipped."""
+        topic, run = record.topic, self._errors.execute
+        key = run(Stage.KEY_CONVERTER, self._conv.key,
+                  lambda: self._conv.key.from_connect_data(topic, record.key_schema, record.key, record.headers),
+                  record)
+        if key is FAILED:
+            return None
+        value = run(Stage.VALUE_CONVERTER, self._conv.value,
+                    lambda: self._conv.value.from_connect_data(topic, record.value_schema, record.value,
+                                                               record.headers), record)
+        if value is FAILED:
+            return None
         if record.headers is self._last_headers[0]:
             return key, value, self._last_headers[1]
-        headers = [(h.key, self._conv.header.from_connect_header(topic, h.key, h.schema, h.value) or b"")
-                   for h in record.headers]
+        headers = run(Stage.HEADER_CONVERTER, self._conv.header, lambda: self._convert_headers(record), record)
+        if headers is FAILED:
+            return None
         self._last_headers = (record.headers, headers)
         return key, value, headers
+
+    def _convert_headers(self, record: SourceRecord) -> list[tuple[str, bytes]]:
+        convert = self._conv.header.from_connect_header
+        return [(h.key, convert(record.topic, h.key, h.schema, h.value) or b"") for h in record.headers]
 
     def _on_done(self, submitted: SubmittedRecord, record: SourceRecord, result: Any) -> None:
         if isinstance(result, BaseException):

@@ -20,10 +20,12 @@ from connect.api.metrics import Metric
 from connect.api.task import SourceTask
 from connect.config import WorkerConfig, prefixed
 from connect.config_providers import ConfigTransformer
+from connect.error_handling import ErrorHandlingConfig
 from connect.producer_process import ProcessProducer, ThreadProducer
 from connect.source_runner import Converters, SourceProducer, TaskStatusListener, WorkerSourceTask
 from connect.storage.base import OffsetStore, Status, StatusStore
 from connect.storage.config_state import ConnectorTaskId
+from connect.transformation_chain import build_chain
 
 log = logging.getLogger(__name__)
 
@@ -186,11 +188,14 @@ class Worker(TaskStatusListener):
         in_process = overrides.pop("process.enable", "true").strip().lower() == "false"
         client_id = f"connector-producer-{task_id}"
         settings = clients.source_task_producer_settings(self.config.bootstrap_servers, client_id, overrides)
+        converters = self._converters(connector_props)
+        chain = build_chain(connector_props)
         producer: SourceProducer = ThreadProducer(settings) if in_process else ProcessProducer(settings, client_id)
         return WorkerSourceTask(
-            task_id, task, task_props, self._converters(connector_props), producer, self.offset_store, self,
+            task_id, task, task_props, converters, producer, self.offset_store, self,
             flush_interval_ms=self.config.offset_flush_interval_ms,
             flush_timeout_ms=self.config.offset_flush_timeout_ms,
+            chain=chain, errors=ErrorHandlingConfig.parse(connector_props),
         )
 
     def _converters(self, connector_props: Mapping[str, str]) -> Converters:

@@ -37,3 +37,13 @@ class SourceRecord:
     value: Any
     timestamp: int | None = None
     headers: tuple[Header, ...] = ()
+
+
+def describe(record: SourceRecord) -> str:
+    """Java's ``SourceRecord.toString`` (for error messages and logs)."""
+    headers = ", ".join(f"ConnectHeader(key={h.key}, value={h.value!r}, schema={h.schema})" for h in record.headers)
+    return (f"SourceRecord{{sourcePartition={dict(record.source_partition)}, "
+            f"sourceOffset={dict(record.source_offset)}}} ConnectRecord{{topic='{record.topic}', "
+            f"kafkaPartition={record.kafka_partition}, key={record.key!r}, keySchema={record.key_schema}, "
+            f"value={record.value!r}, valueSchema={record.value_schema}, timestamp={record.timestamp}, "
+            f"headers=ConnectHeaders(headers=[{headers}])}}")
