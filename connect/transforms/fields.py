@@ -272,8 +272,6 @@ class _MaskField(KeyOrValue):
 
     def apply(self, record: SourceRecord) -> SourceRecord | None:
         value = self.operating_value(record)
-        if value is None:
-            return record
         if self.operating_schema(record) is None:
             updated_map = dict(require_map(value, self.PURPOSE))
             for name in self.fields:
