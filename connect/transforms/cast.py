@@ -150,7 +150,8 @@ class _Cast(KeyOrValue):
                 return self.updated(record, None, cast_value(value, self.whole))
             updated_map = dict(require_map(value, self.PURPOSE))
             for name, target in self.casts.items():
-                updated_map[name] = cast_value(updated_map.get(name), target)
+                if name is not None:
+                    updated_map[name] = cast_value(updated_map.get(name), target)
             return self.updated(record, None, updated_map)
         updated_schema = self._cache.get(schema, self._updated_schema)
         if self.whole is not None:

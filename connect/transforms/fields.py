@@ -275,8 +275,7 @@ class _MaskField(KeyOrValue):
         if self.operating_schema(record) is None:
             updated_map = dict(require_map(value, self.PURPOSE))
             for name in self.fields:
-                if name in updated_map:
-                    updated_map[name] = self._masked(updated_map[name])
+                updated_map[name] = self._masked(updated_map.get(name))
             return self.updated(record, None, updated_map)
         struct = require_struct(value, self.PURPOSE)
         updated = Struct(struct.schema)

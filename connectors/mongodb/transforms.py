@@ -1,0 +1,421 @@
+"""``io.debezium.connector.mongodb.transforms.ExtractNewDocumentState``: unwrap a MongoDB change event into a typed
+record of the document itself.
+
+The new value is a Connect struct inferred from the document (``after``; for a partial update ``before`` with the
+update description applied; ``_id`` from the key when missing), named like the topic's envelope without
+``.Envelope``, nested documents named ``<parent>.<field>``, every field optional. The new key is ``{id: <typed>}``.
+Type mapping as Debezium's ``MongoDataConverter``: ObjectId, Decimal128, JavaScript and null -> string, int32,
+int64, double, boolean, binary -> bytes, dates and BSON timestamps -> ``Timestamp``, regexes -> struct
+``io.debezium.mongodb.regex``, documents -> structs, arrays -> arrays (``array.encoding=array``) or structs of
+``_0``, ``_1``... (``document``).
+
+One deliberate difference: Debezium fails the record on an array whose elements have different BSON types
+(``[1, "two"]``) or on arrays of documents whose fields clash; here such an array is written in the ``document``
+encoding instead, so documents whose shapes vary never fail the task.
+
+Deletes, tombstones and the ``rewrite`` modes follow ``delete.tombstone.handling.mode``; ``add.fields`` and
+``add.headers`` copy envelope, source and transaction fields (prefix ``__`` by default); heartbeats and other
+records that are not change events pass through unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from typing import Any, ClassVar
+
+from bson import json_util
+from bson.binary import Binary
+from bson.code import Code
+from bson.decimal128 import Decimal128
+from bson.int64 import Int64
+from bson.json_util import JSONOptions
+from bson.objectid import ObjectId
+from bson.regex import Regex
+from bson.timestamp import Timestamp
+
+from connect.api.config import ConfigDef, ConfigKey, ConfigType, parse_list
+from connect.api.data import (
+    OPTIONAL_BOOLEAN,
+    OPTIONAL_BYTES,
+    OPTIONAL_INT32,
+    OPTIONAL_INT64,
+    OPTIONAL_STRING,
+    Schema,
+    Struct,
+    Type,
+    array_schema,
+    struct_schema,
+    timestamp_schema,
+)
+from connect.api.errors import ConfigError, DataError
+from connect.api.records import Header, SourceRecord
+from connect.api.transforms import Transformation, new_record
+from connect.transforms.flatten import flatten_schema, flatten_struct
+
+log = logging.getLogger(__name__)
+
+__all__ = ["ExtractNewDocumentState"]
+
+OPTIONAL_FLOAT64 = Schema(Type.FLOAT64, optional=True)
+OPTIONAL_TIMESTAMP = timestamp_schema(optional=True)
+REGEX_SCHEMA = struct_schema([("regex", OPTIONAL_STRING), ("options", OPTIONAL_STRING)],
+                             name="io.debezium.mongodb.regex", optional=True)
+_MODES = ("drop", "tombstone", "rewrite", "rewrite-with-tombstone", "delete-to-tombstone")
+_INT32 = (-(2 ** 31), 2 ** 31 - 1)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_JSON_OPTIONS = JSONOptions(tz_aware=True)
+_TOP_LEVEL = ("op", "ts_ms", "ts_us", "ts_ns")
+_TRANSACTION = ("id", "total_order", "data_collection_order")
+
+
+class _RegexValue:
+    __slots__ = ("options", "pattern")
+
+    def __init__(self, pattern: str, options: str) -> None:
+        self.pattern, self.options = pattern, options
+
+
+class _Millis(int):
+    """A BSON date as epoch milliseconds."""
+
+
+def _hook(pairs: list[tuple[str, Any]]) -> Any:
+    if len(pairs) == 1 and pairs[0][0] == "$numberLong":
+        return Int64(int(pairs[0][1]))
+    if len(pairs) == 2 and pairs[0][0] == "$regex" and pairs[1][0] == "$options":
+        return _RegexValue(pairs[0][1], pairs[1][1])
+    if len(pairs) == 1 and pairs[0][0] == "$date":
+        stamp = pairs[0][1]
+        if isinstance(stamp, int):
+            return _Millis(stamp)
+        value = json_util.object_pairs_hook(pairs, _JSON_OPTIONS)
+        if isinstance(value, datetime):
+            return _Millis((value - _EPOCH) // timedelta(milliseconds=1))
+        return _Millis(int(value))
+    return json_util.object_pairs_hook(pairs, _JSON_OPTIONS)
+
+
+def parse_document(text: str) -> dict[str, Any]:
+    """A document from the Extended JSON Debezium writes (types kept: int64, dates, regex options...)."""
+    document = json.loads(text, object_pairs_hook=_hook)
+    if not isinstance(document, dict):
+        raise DataError(f"Expected a document, got {text[:80]!r}")
+    return document
+
+
+# --- schema and value inference --------------------------------------------------------------------------------
+class _Mixed(Exception):
+    """An array whose elements cannot share one schema."""
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, Int64):
+        return "int64"
+    if isinstance(value, int) and not isinstance(value, _Millis):
+        return "int32" if _INT32[0] <= value <= _INT32[1] else "int64"
+    return type(value).__name__
+
+
+class _Inference:
+    """Builds the schema and the Connect value of documents, per Debezium's MongoDataConverter."""
+
+    def __init__(self, array_as_document: bool) -> None:
+        self.array_as_document = array_as_document
+
+    def schema(self, value: Any, name: str) -> Schema:
+        """The optional schema of one BSON value; documents and arrays get ``name``."""
+        if value is None or isinstance(value, str | ObjectId | Decimal128 | Code):
+            return OPTIONAL_STRING
+        if isinstance(value, bool):
+            return OPTIONAL_BOOLEAN
+        if isinstance(value, _Millis | Timestamp):
+            return OPTIONAL_TIMESTAMP
+        if isinstance(value, int):
+            return OPTIONAL_INT32 if _kind(value) == "int32" else OPTIONAL_INT64
+        if isinstance(value, float):
+            return OPTIONAL_FLOAT64
+        if isinstance(value, bytes | Binary):
+            return OPTIONAL_BYTES
+        if isinstance(value, _RegexValue | Regex):
+            return REGEX_SCHEMA
+        if isinstance(value, dict):
+            return self.document_schema(value, name, optional=True)
+        if isinstance(value, list):
+            return self.array_schema(value, name)
+        return OPTIONAL_STRING
+
+    def document_schema(self, document: Mapping[str, Any], name: str, optional: bool = False) -> Schema:
+        """A struct of the document's fields, in order."""
+        return struct_schema([(k, self.schema(v, f"{name}.{k}")) for k, v in document.items()], name=name,
+                             optional=optional)
+
+    def array_schema(self, items: list[Any], name: str) -> Schema:
+        if self.array_as_document:
+            return self._indexed_schema(items, name)
+        try:
+            return array_schema(self._element_schema(items, name), optional=True)
+        except _Mixed:
+            return self._indexed_schema(items, name)
+
+    def _indexed_schema(self, items: list[Any], name: str) -> Schema:
+        return struct_schema([(f"_{i}", self.schema(v, f"{name}._{i}")) for i, v in enumerate(items)], name=name,
+                             optional=True)
+
+    def _element_schema(self, items: list[Any], name: str) -> Schema:
+        kinds = {_kind(v) for v in items if v is not None}
+        if len(kinds) > 1:
+            raise _Mixed
+        present = [v for v in items if v is not None]
+        if not present:
+            return OPTIONAL_STRING
+        if isinstance(present[0], dict):
+            merged: dict[str, Schema] = {}
+            for document in present:
+                for key, schema in ((f.name, f.schema) for f in self.document_schema(document, name).fields):
+                    if key in merged and merged[key] != schema and schema is not OPTIONAL_STRING:
+                        if merged[key] is OPTIONAL_STRING and _is_null_string(document.get(key)):
+                            continue
+                        raise _Mixed
+                    merged.setdefault(key, schema)
+            return struct_schema(list(merged.items()), name=name, optional=True)
+        schemas = [self.schema(v, name) for v in present]
+        if any(s != schemas[0] for s in schemas[1:]):
+            raise _Mixed
+        return schemas[0]
+
+    def value(self, value: Any, schema: Schema) -> Any:
+        """``value`` in the representation of ``schema``."""
+        if value is None:
+            return None
+        if schema.type is Type.STRUCT:
+            if schema is REGEX_SCHEMA or schema.name == REGEX_SCHEMA.name:
+                pattern, options = ((value.pattern, value.options) if isinstance(value, _RegexValue)
+                                    else (value.pattern, _regex_flags(value)))
+                return Struct(schema, {"regex": pattern, "options": options})
+            items = value.items() if isinstance(value, dict) else ((f"_{i}", v) for i, v in enumerate(value))
+            out = Struct(schema)
+            for key, item in items:
+                field = schema.field(key)
+                if field is not None:
+                    out.values[key] = self.value(item, field.schema)
+            return out
+        if schema.type is Type.ARRAY:
+            assert schema.value_schema is not None
+            return [self.value(item, schema.value_schema) for item in value]
+        return _scalar(value, schema)
+
+
+def _is_null_string(value: Any) -> bool:
+    return value is None
+
+
+def _regex_flags(value: Regex) -> str:  # type: ignore[type-arg]
+    flags = value.flags if isinstance(value.flags, int) else 0
+    return "".join(letter for bit, letter in ((2, "i"), (4, "l"), (8, "m"), (16, "s"), (32, "u"), (64, "x"))
+                   if flags & bit)
+
+
+def _scalar(value: Any, schema: Schema) -> Any:
+    if isinstance(value, ObjectId):
+        return str(value)
+    if isinstance(value, Decimal128):
+        return str(value.to_decimal())
+    if isinstance(value, Code):
+        return str(value)
+    if isinstance(value, Timestamp):
+        return _EPOCH + timedelta(seconds=value.time)
+    if isinstance(value, _Millis):
+        return _EPOCH + timedelta(milliseconds=int(value))
+    if isinstance(value, Binary):
+        return bytes(value)
+    if isinstance(value, Int64):
+        return int(value)
+    if schema.type is Type.STRING and not isinstance(value, str):
+        return str(value)
+    return value
+
+
+# --- the transform ------------------------------------------------------------------------------------------------
+def _one_of(*allowed: str) -> Any:
+    def check(name: str, raw: str) -> str | None:
+        if raw.strip().lower() in allowed:
+            return None
+        return f"Invalid value {raw} for configuration {name}: Value must be one of {', '.join(allowed)}"
+    return check
+
+
+def _k(name: str, type_: ConfigType, default: str | None, doc: str, *validators: Any) -> ConfigKey:
+    return ConfigKey(name, type_, default, importance="MEDIUM", documentation=doc, validators=tuple(validators))
+
+
+class ExtractNewDocumentState(Transformation):
+    """Debezium's MongoDB "new document state" SMT."""
+
+    version: ClassVar[str] = "3.6.1.Final"
+    CONFIG: ClassVar[ConfigDef] = ConfigDef((
+        _k("array.encoding", ConfigType.STRING, "array", "The arrays can be encoded using 'array' schema type (the "
+           "default) or 'document' (a struct with fields _0, _1, ...).", _one_of("array", "document")),
+        _k("flatten.struct", ConfigType.BOOLEAN, "false", "Flattening structs by concatenating the fields into plain "
+           "properties, using a (configurable) delimiter."),
+        _k("flatten.struct.delimiter", ConfigType.STRING, "_", "Delimiter to concat between field names from the "
+           "input record when generating field names for the output record."),
+        _k("delete.tombstone.handling.mode", ConfigType.STRING, "tombstone", "How to handle delete records: drop, "
+           "tombstone, rewrite, rewrite-with-tombstone or delete-to-tombstone.", _one_of(*_MODES)),
+        _k("delete.tombstone.handling.mode.rewrite-with-id", ConfigType.BOOLEAN, "false", "With rewrite, also add "
+           "_id (from the key) to the rewritten delete."),
+        _k("add.fields.prefix", ConfigType.STRING, "__", "Prefix of the names of the fields added by add.fields."),
+        _k("add.fields", ConfigType.LIST, "", "Fields of the change event to add to the value: op, ts_ms, "
+           "source fields (name or source.name), transaction fields, optionally renamed with name:NEW."),
+        _k("add.headers.prefix", ConfigType.STRING, "__", "Prefix of the names of the headers added by add.headers."),
+        _k("add.headers", ConfigType.LIST, "", "Fields of the change event to add as headers (same syntax as "
+           "add.fields)."),
+        _k("field.name.adjustment.mode", ConfigType.STRING, "none", "Field name adjustment: none (only 'none' is "
+           "supported).", _one_of("none", "avro", "avro_unicode")),
+    ))
+
+    def config(self) -> ConfigDef:
+        return self.CONFIG
+
+    def configure(self, configs: Mapping[str, Any]) -> None:
+        raw = {k: (None if v is None else str(v)) for k, v in configs.items()}
+        for result in self.CONFIG.validate(raw):
+            if result.errors:
+                raise ConfigError(result.name, raw.get(result.name), result.errors[0].rsplit(": ", 1)[-1])
+
+        def get(name: str) -> str:
+            value = raw.get(name)
+            default = next(k.default for k in self.CONFIG.keys if k.name == name)
+            return (value if value is not None else default) or ""
+
+        self.inference = _Inference(get("array.encoding").strip().lower() == "document")
+        self.flatten = get("flatten.struct").strip().lower() == "true"
+        self.delimiter = get("flatten.struct.delimiter")
+        self.mode = get("delete.tombstone.handling.mode").strip().lower()
+        self.rewrite_with_id = get("delete.tombstone.handling.mode.rewrite-with-id").strip().lower() == "true"
+        self.fields = [_spec(item, get("add.fields.prefix")) for item in parse_list(get("add.fields"))]
+        self.headers = [_spec(item, get("add.headers.prefix")) for item in parse_list(get("add.headers"))]
+
+    def apply(self, record: SourceRecord) -> SourceRecord | None:
+        if record.value is None:  # an original tombstone
+            if self.mode != "rewrite-with-tombstone":
+                return None
+            if record.key_schema is None or not (record.key_schema.name or "").endswith(".Key"):
+                return record
+            tombstone_key_schema, tombstone_key = self._new_key(record.key)
+            return new_record(record, key_schema=tombstone_key_schema, key=tombstone_key)
+        key_schema, value_schema = record.key_schema, record.value_schema
+        if (key_schema is None or value_schema is None or not (key_schema.name or "").endswith(".Key")
+                or not (value_schema.name or "").endswith(".Envelope") or not isinstance(record.value, Struct)):
+            return record
+        envelope: Struct = record.value
+        key_id = self._key_id(record.key)
+        key_out_schema, new_key = self._new_key(record.key)
+        headers = record.headers + tuple(self._headers(envelope))
+        deleted = envelope.values.get("after") is None and envelope.values.get("updateDescription") is None
+        if deleted and self.mode in ("drop",):
+            return None
+        if deleted and self.mode in ("tombstone", "delete-to-tombstone"):
+            return new_record(record, key_schema=key_out_schema, key=new_key, value_schema=None, value=None,
+                              headers=headers)
+        document = self._document(envelope, key_id, deleted)
+        name = value_schema.name[: -len(".Envelope")] if value_schema.name else None
+        schema = self.inference.document_schema(document, name or "")
+        fields = [(f.name, f.schema) for f in schema.fields]
+        extra: list[tuple[str, Schema, Any]] = []
+        if self.mode.startswith("rewrite"):
+            extra.append(("__deleted", OPTIONAL_BOOLEAN, deleted))
+            if deleted and self.rewrite_with_id and "_id" not in document:
+                extra.append(("_id", self.inference.schema(key_id, "_id"), key_id))
+        for out_name, field_schema, field_val in self._added(envelope, self.fields):
+            extra.append((out_name, field_schema, field_val))
+        out_schema = struct_schema(fields + [(n, s) for n, s, _ in extra], name=name)
+        value = Struct(out_schema)
+        for field in schema.fields:
+            value.values[field.name] = self.inference.value(document.get(field.name), field.schema)
+        for out_name, field_schema, field_val in extra:
+            value.values[out_name] = self.inference.value(field_val, field_schema) \
+                if out_name == "_id" else field_val
+        if self.flatten:
+            flat = flatten_schema(out_schema, self.delimiter)
+            out_schema, value = flat, flatten_struct(value, flat, self.delimiter)
+        return new_record(record, key_schema=key_out_schema, key=new_key, value_schema=out_schema, value=value,
+                          headers=headers)
+
+    def _new_key(self, key: Any) -> tuple[Schema, Struct]:
+        key_id = self._key_id(key)
+        schema = struct_schema([("id", self.inference.schema(key_id, "id"))])
+        return schema, Struct(schema, {"id": self.inference.value(key_id, schema.fields[0].schema)})
+
+    @staticmethod
+    def _key_id(key: Any) -> Any:
+        text = key.values.get("id") if isinstance(key, Struct) else None
+        if not isinstance(text, str):
+            raise DataError(f"Unexpected key of a MongoDB change event: {key!r}")
+        return parse_document('{"id": ' + text + "}")["id"]
+
+    @staticmethod
+    def _document(envelope: Struct, key_id: Any, deleted: bool) -> dict[str, Any]:
+        after = envelope.values.get("after")
+        if isinstance(after, str):
+            return parse_document(after)
+        before = envelope.values.get("before")
+        document = parse_document(before) if isinstance(before, str) else {}
+        if deleted:
+            return document
+        update = envelope.values.get("updateDescription")
+        if isinstance(update, Struct):
+            updated = update.values.get("updatedFields")
+            if isinstance(updated, str):
+                document.update(parse_document(updated))
+            for removed in update.values.get("removedFields") or ():
+                document.pop(removed, None)
+        if "_id" not in document:
+            document = {"_id": key_id, **document}
+        return document
+
+    def _added(self, envelope: Struct, specs: list[tuple[str, str, str]]) -> list[tuple[str, Schema, Any]]:
+        out = []
+        for struct_name, field_name, out_name in specs:
+            holder: Any = envelope
+            if struct_name:
+                holder = envelope.values.get(struct_name)
+            container = envelope.schema.field(struct_name) if struct_name else None
+            if struct_name and container is None:
+                continue
+            field = container.schema.field(field_name) if container is not None else envelope.schema.field(field_name)
+            if field is None:
+                continue
+            value = holder.values.get(field_name) if isinstance(holder, Struct) else None
+            if value is None and field.schema.default is not None and isinstance(holder, Struct):
+                value = field.schema.default
+            out.append((out_name, field.schema.as_optional(), value))
+        return out
+
+    def _headers(self, envelope: Struct) -> list[Header]:
+        return [Header(name, schema, value) for name, schema, value in self._added(envelope, self.headers)]
+
+
+def _spec(item: str, prefix: str) -> tuple[str, str, str]:
+    """``(struct, field, output name)`` of an ``add.fields``/``add.headers`` entry."""
+    name, _, rename = item.partition(":")
+    struct_name, _, field = name.rpartition(".")
+    if not struct_name:
+        if field in _TOP_LEVEL:
+            struct_name = ""
+        elif field in _TRANSACTION:
+            struct_name = "transaction"
+        elif field in ("removedFields", "updatedFields", "truncatedArrays"):
+            struct_name = "updateDescription"
+        else:
+            struct_name = "source"
+        out = prefix + (rename or field)
+    else:
+        out = prefix + (rename or f"{struct_name}_{field}")
+    return struct_name, field, out
