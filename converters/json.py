@@ -685,7 +685,7 @@ def _to_connect(schema: Schema | None, node: Any, replace_null: bool) -> Any:
 
 def _schemaless_to_connect(node: Any) -> Any:
     if isinstance(node, Decimal):
-        return float(node)
+        return float(node) + 0.0  # BigDecimal has no negative zero
     if isinstance(node, list):
         return [_schemaless_to_connect(item) for item in node]
     if isinstance(node, dict):
@@ -700,9 +700,10 @@ def _expect(schema: Schema, node: Any, kinds: type | tuple[type, ...]) -> Any:
 
 
 def _read_float(schema: Schema, node: Any, replace_null: bool) -> float:
-    if isinstance(node, str) and node in ("NaN", "Infinity", "-Infinity"):
-        return float(node.replace("Infinity", "inf"))
-    return float(_expect(schema, node, (int, float, Decimal)))
+    if isinstance(node, str):  # Java reads a text node with doubleValue(): 0.0, "NaN" and "Infinity" included
+        return 0.0
+    # Jackson reads JSON numbers as BigDecimal, which has no negative zero: "-0.0" reads as 0.0
+    return float(_expect(schema, node, (int, float, Decimal))) + 0.0
 
 
 def _read_bytes(schema: Schema, node: Any, replace_null: bool) -> bytes:

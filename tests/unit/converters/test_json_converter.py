@@ -331,8 +331,13 @@ def test_int_is_accepted_for_floats() -> None:
 # ---------------------------------------------------------------------------------------------- reading
 
 
-@pytest.mark.parametrize("name", [n for n, v in JAVA.items() if (isinstance(v, bytes) and n.endswith((".on", ".num")))
-                                  or n.startswith(("float32.", "float64."))])
+def _java_reads_as_zero(data: bytes | str | None) -> bool:
+    """Java reads "NaN", "Infinity" and -0.0 back as 0.0 (see test_json_roundtrip_golden.py)."""
+    return isinstance(data, bytes) and data.endswith((b':"NaN"}', b'Infinity"}', b":-0.0}"))
+
+
+@pytest.mark.parametrize("name", [n for n, v in JAVA.items() if ((isinstance(v, bytes) and n.endswith((".on", ".num")))
+                                  or n.startswith(("float32.", "float64."))) and not _java_reads_as_zero(v)])
 def test_java_output_reads_back_and_rewrites_identically(name: str) -> None:
     conv = NUMERIC if name.endswith(".num") else ON
     data = JAVA[name]
