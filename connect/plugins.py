@@ -52,6 +52,8 @@ HEADER_CONVERTERS = (
     PluginDesc("org.apache.kafka.connect.json.JsonConverter", "converters.json.JsonConverter", "header_converter"),
     PluginDesc("org.apache.kafka.connect.storage.StringConverter", "converters.string.StringConverter",
                "header_converter"),
+    PluginDesc("org.apache.kafka.connect.converters.ByteArrayConverter", "converters.bytearray.ByteArrayConverter",
+               "header_converter"),
     *(PluginDesc(f"org.apache.kafka.connect.converters.{n}Converter", f"converters.number.{n}Converter",
                  "header_converter") for n in _NUMBERS),
 )

@@ -30,7 +30,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from connect import plugins
+from connect.alias_validation import alias_entries
 from connect.api.config import ConfigDef, ConfigKey, ConfigType, ConfigValue
+from connect.api.errors import ConfigError
 from connect.config import CONNECTOR_CONFIG_DEF
 from connect.errors import BadRequestError
 from connect.plugins import PluginDesc
@@ -325,15 +327,53 @@ _STRING_KEYS = (
     _k("converter.encoding", ConfigType.STRING, "UTF-8", "HIGH", None, -1, "MEDIUM", "Encoding",
        "The character set used to encode strings as bytes."),
 )
+def _metadata_source(name: str, value: Any) -> str | None:
+    from converters.cloudevents import parse_metadata_source  # a plugin module, imported when needed
+
+    try:
+        parse_metadata_source(str(value))
+    except ConfigError as exc:
+        return invalid(name, value, exc.reason)
+    return None
+
+
+def _json_only(name: str, value: Any) -> str | None:
+    if str(value).lower() == "avro":
+        return invalid(name, value, "Avro CloudEvents need a schema registry, which this worker does not support; "
+                                    "use json")
+    return _one_of("json", "avro")(name, value)
+
+
+_CLOUDEVENTS_KEYS = (
+    _k("serializer.type", ConfigType.STRING, "json", "MEDIUM", None, -1, "SHORT", "serializer.type",
+       "Serialization of the CloudEvents envelope: json (avro needs a schema registry)."),
+    _k("data.serializer.type", ConfigType.STRING, "json", "MEDIUM", None, -1, "SHORT", "data.serializer.type",
+       "Serialization of the data attribute: json (avro needs a schema registry)."),
+    _k("metadata.source", ConfigType.STRING, "value,id:generate,type:generate,traceparent:header,"
+       "dataSchemaName:generate", "MEDIUM", None, -1, "MEDIUM", "metadata.source",
+       "Where source, op and transaction come from (value or header), then id:generate|header, "
+       "type:generate|header."),
+    _k("extension.attributes.enable", ConfigType.BOOLEAN, "true", "MEDIUM", None, -1, "SHORT",
+       "extension.attributes.enable", "Whether the iodebezium* extension attributes are written."),
+    _k("schema.cloudevents.name", ConfigType.STRING, None, "LOW", None, -1, "MEDIUM", "schema.cloudevents.name",
+       "The CloudEvents schema name (Avro only)."),
+    _k("schema.name.adjustment.mode", ConfigType.STRING, "avro", "LOW", None, -1, "SHORT",
+       "schema.name.adjustment.mode", "Schema name adjustment: none, avro or avro_unicode (Avro only)."),
+)
 _CONVERTER_CHECKS: dict[str, Check] = {
     "converter.type": _one_of("key", "value", "header"),
     "decimal.format": _one_of_ignoring_case("NUMERIC", "BASE64"),
+    "metadata.source": _metadata_source,
+    "serializer.type": _json_only,
+    "data.serializer.type": _json_only,
+    "schema.name.adjustment.mode": _one_of("none", "avro", "avro_unicode"),
 }
 CONVERTER_KEYS: dict[str, tuple[ConfigKey, ...]] = {
     "org.apache.kafka.connect.json.JsonConverter": _JSON_KEYS,
     "org.apache.kafka.connect.storage.StringConverter": _STRING_KEYS,
     "org.apache.kafka.connect.converters.ByteArrayConverter": (_CONVERTER_TYPE,),
     "org.apache.kafka.connect.storage.SimpleHeaderConverter": (),
+    "io.debezium.converters.CloudEventsConverter": _CLOUDEVENTS_KEYS,
 }
 """The config keys of each installed converter, in definition order (``GET .../config``)."""
 
@@ -378,6 +418,8 @@ def plugin_config(desc: PluginDesc) -> list[dict[str, Any]]:
         own = list(plugins.load(desc)().config().keys)
         names = {k.name for k in own}
         keys = own + [k for k in connector_static_keys(desc) if k.name not in names]
+    elif desc.type in ("transformation", "predicate"):
+        keys = list(plugins.load(desc)().config().keys)
     else:
         keys = list(CONVERTER_KEYS.get(desc.class_name, ()))
     return [config_key_info(k) for k in keys]
@@ -521,43 +563,14 @@ def _framework_values(specs: Sequence[Spec], props: Mapping[str, str | None], de
     return keys, values, chosen
 
 
-def _alias_specs(props: Mapping[str, str | None]) -> list[Spec]:
-    """``transforms.<alias>.*`` and ``predicates.<alias>.*`` keys (Connect's ``ConnectorConfig.enrich``)."""
-    specs: list[Spec] = []
-    for prefix, noun, label in (("transforms", "transformation", "Transforms"),
-                                ("predicates", "predicate", "Predicates")):
+def _aliases(props: Mapping[str, str | None]) -> dict[str, list[str]]:
+    """The unique aliases of ``transforms`` and ``predicates``, in order."""
+    out: dict[str, list[str]] = {}
+    for prefix in ("transforms", "predicates"):
         raw = props.get(prefix)
-        if raw is None:
-            continue
-        group_label = "Transformation" if prefix == "transforms" else "Predicate"
-        for alias in dict.fromkeys(parse(prefix, ConfigType.LIST, raw)):
-            group = f"{label}: {alias}"
-            specs.append(Spec(ConfigKey(f"{prefix}.{alias}.type", ConfigType.CLASS, None, True, "HIGH",
-                                        f"Class for the '{alias}' {noun}.", group, 0, "LONG",
-                                        f"{group_label} type for {alias}")))
-            specs.append(Spec(ConfigKey(f"{prefix}.{alias}.plugin.version", ConfigType.STRING, None, False, "HIGH",
-                                        f"Version of the '{alias}' {noun}.", group, 1, "LONG",
-                                        f"{group_label} version for {alias}")))
-    return specs
-
-
-def _validate_alias_types(specs: Sequence[Spec], values: list[ConfigValue], props: Mapping[str, str | None]
-                          ) -> None:
-    by_name = {v.name: v for v in values}
-    for spec in specs:
-        name = spec.key.name
-        if not name.endswith(".type"):
-            continue
-        candidates = _transformations() if name.startswith("transforms.") else _predicates()
-        interface = "Transformation" if name.startswith("transforms.") else "Predicate"
-        by_name[name].recommended_values = sorted(d.class_name for d in candidates)
-        raw = props.get(name)
-        if raw is None:
-            continue
-        rendered, error = _class_check(candidates, interface)(name, raw)
-        by_name[name].value = rendered
-        if error is not None:
-            by_name[name].errors.append(error)
+        if raw is not None:
+            out[prefix] = list(dict.fromkeys(parse(prefix, ConfigType.LIST, raw)))
+    return out
 
 
 def _connector_values(connector: Any, definition: ConfigDef, props: Mapping[str, str | None]) -> list[ConfigValue]:
@@ -650,9 +663,7 @@ def validate_connector_config(props: Mapping[str, str | None], desc: PluginDesc,
     keys, values, converters = _framework_values(CONNECTOR_GROUP_KEYS + SOURCE_GROUP_KEYS, props, desc,
                                                  worker_defaults)
     base = {v.name: v for v in values}
-    aliases = _alias_specs(props)
-    alias_values = validate_specs(aliases, props)
-    _validate_alias_types(aliases, alias_values, props)
+    alias_keys, alias_values = alias_entries(props, _aliases(props))
     for key_name, raw in props.items():
         if raw is None:
             target = base.get(key_name) or next((v for v in alias_values if v.name == key_name), None)
@@ -664,7 +675,7 @@ def validate_connector_config(props: Mapping[str, str | None], desc: PluginDesc,
         if error is not None:
             target = base.get(key_name) or report.undefined.setdefault(key_name, ConfigValue(key_name, raw))
             target.errors.append(error)
-    report.add(keys + [s.key for s in aliases], values + alias_values)
+    report.add(keys + alias_keys, values + alias_values)
 
     connector = plugins.load(desc)()
     definition: ConfigDef = connector.config()

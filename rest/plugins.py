@@ -20,9 +20,20 @@ router = APIRouter()
 @route(router, "GET", "/connector-plugins",
        responses=oa.responses({200: {"type": "array", "items": {"type": "object"}}}, 400))
 async def connector_plugins(connectorsOnly: bool = True) -> list[dict[str, str]]:
-    kinds = [plugins.CONNECTORS] if connectorsOnly else [plugins.CONNECTORS, plugins.CONVERTERS,
-                                                         plugins.HEADER_CONVERTERS]
-    return [{"class": d.class_name, "type": d.type, "version": d.version} for kind in kinds for d in kind]
+    return listing(connectors_only=connectorsOnly)
+
+
+_ORDER = ("sink", "source", "transformation", "predicate", "converter", "header_converter")
+
+
+def listing(*, connectors_only: bool) -> list[dict[str, str]]:
+    """Connect's PluginInfo list: connectors, then (``connectorsOnly=false``) transformations, predicates,
+    converters and header converters; each type sorted by class name."""
+    kinds = [plugins.CONNECTORS] if connectors_only else [plugins.CONNECTORS, plugins.TRANSFORMATIONS,
+                                                          plugins.PREDICATES, plugins.CONVERTERS,
+                                                          plugins.HEADER_CONVERTERS]
+    descs = sorted((d for kind in kinds for d in kind), key=lambda d: (_ORDER.index(d.type), d.class_name))
+    return [{"class": d.class_name, "type": d.type, "version": d.version} for d in descs]
 
 
 @route(router, "GET", "/connector-plugins/{plugin}/config",

@@ -54,7 +54,7 @@ def _parse_spec(name: str, items: list[str]) -> dict[str | None, Type]:
     return casts
 
 
-def _check_spec(name: str, raw: str) -> str | None:
+def _check_spec(name: str, raw: str | None) -> str | None:
     try:
         _parse_spec(name, parse_list(raw))
     except ValueError as exc:

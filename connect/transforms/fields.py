@@ -39,6 +39,7 @@ from connect.transforms.util import (
     invalid,
     key,
     non_empty_list,
+    non_empty_string,
     one_of,
     require_map,
     require_struct,
@@ -158,7 +159,9 @@ class InsertFieldValue(_InsertField):
 
 
 # --- ReplaceField ------------------------------------------------------------------------------------------------
-def _check_renames(name: str, raw: str) -> str | None:
+def _check_renames(name: str, raw: str | None) -> str | None:
+    if raw is None:
+        return None
     items = [item.strip() for item in raw.split(",") if item.strip()]
     for item in items:
         if len(item.split(":")) != 2:
@@ -235,8 +238,7 @@ class _MaskField(KeyOrValue):
         key("fields", ConfigType.LIST, required=True, importance="HIGH", doc="Names of fields to mask.",
             validators=(non_empty_list,)),
         key("replacement", doc="Custom value replacement, that will be applied to all 'fields' values (numeric or "
-                               "non-empty string values only).", validators=(lambda n, v: None if v else invalid(
-                                   n, v, "String must be non-empty"),)),
+                               "non-empty string values only).", validators=(non_empty_string,)),
         REPLACE_NULL_WITH_DEFAULT,
     ))
 

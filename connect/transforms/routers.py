@@ -25,7 +25,9 @@ from connect.transforms.util import (
 __all__ = ["RegexRouter", "TimestampRouter"]
 
 
-def _check_replacement(name: str, raw: str) -> str | None:
+def _check_replacement(name: str, raw: str | None) -> str | None:
+    if raw is None:
+        return None
     try:
         java_replacement(raw)
     except ValueError as exc:

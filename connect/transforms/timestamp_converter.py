@@ -93,7 +93,7 @@ class _TimestampConverter(KeyOrValue):
         key("format", default="", importance="MEDIUM",
             doc="A SimpleDateFormat-compatible format for the timestamp. Used to generate the output when type=string "
                 "or used to parse the input if the input is a string.",
-            validators=(lambda n, v: check_date_format(n, v) if v.strip() else None,)),
+            validators=(lambda n, v: check_date_format(n, v) if v and v.strip() else None,)),
         key("unix.precision", default="milliseconds", importance="LOW",
             doc="The desired Unix precision for the timestamp: seconds, milliseconds, microseconds, or nanoseconds.",
             validators=(one_of("nanoseconds", "microseconds", "milliseconds", "seconds"),)),

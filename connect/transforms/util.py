@@ -22,7 +22,7 @@ REPLACE_NULL_WITH_DEFAULT = ConfigKey(
 
 # --- config ---------------------------------------------------------------------------------------------------
 def key(name: str, type_: ConfigType = ConfigType.STRING, default: str | None = None, *, required: bool = False,
-        importance: str = "MEDIUM", doc: str = "", validators: tuple[Callable[[str, str], str | None], ...] = ()
+        importance: str = "MEDIUM", doc: str = "", validators: tuple[Callable[[str, str | None], str | None], ...] = ()
         ) -> ConfigKey:
     """A transform's config key (no group: Connect puts them in the ``Transforms: <alias>`` group)."""
     return ConfigKey(name, type_, default, required, importance, doc, validators=validators)
@@ -73,15 +73,17 @@ def invalid(name: str, value: object, reason: str) -> str:
     return f"Invalid value {value} for configuration {name}: {reason}"
 
 
-def non_empty_list(name: str, raw: str) -> str | None:
-    """``ConfigDef.NonEmptyListValidator``."""
+def non_empty_list(name: str, raw: str | None) -> str | None:
+    """``NonEmptyListValidator`` (null is an empty list)."""
+    if raw is None:
+        return invalid(name, "null", "Empty list")
     return None if parse_list(raw) else invalid(name, parse_list(raw), "Empty list")
 
 
-def one_of(*allowed: str, ignore_case: bool = False) -> Callable[[str, str], str | None]:
+def one_of(*allowed: str, ignore_case: bool = False) -> Callable[[str, str | None], str | None]:
     """``ConfigDef.ValidString.in`` / ``CaseInsensitiveValidString``."""
-    def check(name: str, raw: str) -> str | None:
-        value = raw.strip()
+    def check(name: str, raw: str | None) -> str | None:
+        value = "null" if raw is None else raw.strip()
         if (value.lower() in {a.lower() for a in allowed}) if ignore_case else value in allowed:
             return None
         suffix = " (case insensitive)" if ignore_case else ""
@@ -89,8 +91,10 @@ def one_of(*allowed: str, ignore_case: bool = False) -> Callable[[str, str], str
     return check
 
 
-def valid_regex(name: str, raw: str) -> str | None:
+def valid_regex(name: str, raw: str | None) -> str | None:
     """``RegexValidator``: the value must compile as a (Java-compatible) regex."""
+    if raw is None:
+        return invalid(name, "null", "Invalid regex: null")
     try:
         re.compile(java_regex(raw))
     except re.error as exc:
@@ -98,9 +102,9 @@ def valid_regex(name: str, raw: str) -> str | None:
     return None
 
 
-def non_empty_string(name: str, raw: str) -> str | None:
-    """``ConfigDef.NonEmptyString``."""
-    return None if raw else invalid(name, raw, "String must be non-empty")
+def non_empty_string(name: str, raw: str | None) -> str | None:
+    """``ConfigDef.NonEmptyString`` (null passes)."""
+    return None if raw is None or raw else invalid(name, raw, "String must be non-empty")
 
 
 # --- records --------------------------------------------------------------------------------------------------
@@ -324,8 +328,10 @@ def parse_date(pattern: str, text: str) -> datetime:
     return datetime(**parts, microsecond=millis * 1000, tzinfo=UTC)
 
 
-def check_date_format(name: str, raw: str) -> str | None:
+def check_date_format(name: str, raw: str | None) -> str | None:
     """Validator: ``raw`` is a SimpleDateFormat pattern with letters this module supports."""
+    if raw is None:
+        return None
     try:
         format_date(raw, datetime(2000, 1, 1, tzinfo=UTC))
     except ValueError as exc:

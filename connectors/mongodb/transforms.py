@@ -63,7 +63,7 @@ OPTIONAL_FLOAT64 = Schema(Type.FLOAT64, optional=True)
 OPTIONAL_TIMESTAMP = timestamp_schema(optional=True)
 REGEX_SCHEMA = struct_schema([("regex", OPTIONAL_STRING), ("options", OPTIONAL_STRING)],
                              name="io.debezium.mongodb.regex", optional=True)
-_MODES = ("drop", "tombstone", "rewrite", "rewrite-with-tombstone", "delete-to-tombstone")
+_MODES = ("drop", "tombstone", "rewrite-with-tombstone", "rewrite", "delete-to-tombstone")
 _INT32 = (-(2 ** 31), 2 ** 31 - 1)
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _JSON_OPTIONS = JSONOptions(tz_aware=True)
@@ -177,13 +177,17 @@ class _Inference:
             return OPTIONAL_STRING
         if isinstance(present[0], dict):
             merged: dict[str, Schema] = {}
+            typed: set[str] = set()  # fields whose schema came from a non-null value
             for document in present:
-                for key, schema in ((f.name, f.schema) for f in self.document_schema(document, name).fields):
-                    if key in merged and merged[key] != schema and schema is not OPTIONAL_STRING:
-                        if merged[key] is OPTIONAL_STRING and _is_null_string(document.get(key)):
-                            continue
+                for key, value in document.items():
+                    schema = self.schema(value, f"{name}.{key}")
+                    if value is None:
+                        merged.setdefault(key, schema)
+                    elif key not in typed:
+                        merged[key] = schema
+                        typed.add(key)
+                    elif merged[key] != schema:
                         raise _Mixed
-                    merged.setdefault(key, schema)
             return struct_schema(list(merged.items()), name=name, optional=True)
         schemas = [self.schema(v, name) for v in present]
         if any(s != schemas[0] for s in schemas[1:]):
@@ -210,10 +214,6 @@ class _Inference:
             assert schema.value_schema is not None
             return [self.value(item, schema.value_schema) for item in value]
         return _scalar(value, schema)
-
-
-def _is_null_string(value: Any) -> bool:
-    return value is None
 
 
 def _regex_flags(value: Regex) -> str:  # type: ignore[type-arg]
@@ -244,15 +244,17 @@ def _scalar(value: Any, schema: Schema) -> Any:
 
 # --- the transform ------------------------------------------------------------------------------------------------
 def _one_of(*allowed: str) -> Any:
-    def check(name: str, raw: str) -> str | None:
-        if raw.strip().lower() in allowed:
+    def check(name: str, raw: str | None) -> str | None:
+        if raw is None or raw.strip().lower() in allowed:
             return None
         return f"Invalid value {raw} for configuration {name}: Value must be one of {', '.join(allowed)}"
     return check
 
 
-def _k(name: str, type_: ConfigType, default: str | None, doc: str, *validators: Any) -> ConfigKey:
-    return ConfigKey(name, type_, default, importance="MEDIUM", documentation=doc, validators=tuple(validators))
+def _k(name: str, type_: ConfigType, default: str | None, importance: str, width: str, display: str, doc: str,
+       *validators: Any) -> ConfigKey:
+    return ConfigKey(name, type_, default, importance=importance, documentation=doc, order=1, width=width,
+                     display_name=display, validators=tuple(validators))
 
 
 class ExtractNewDocumentState(Transformation):
@@ -260,24 +262,37 @@ class ExtractNewDocumentState(Transformation):
 
     version: ClassVar[str] = "3.6.1.Final"
     CONFIG: ClassVar[ConfigDef] = ConfigDef((
-        _k("array.encoding", ConfigType.STRING, "array", "The arrays can be encoded using 'array' schema type (the "
-           "default) or 'document' (a struct with fields _0, _1, ...).", _one_of("array", "document")),
-        _k("flatten.struct", ConfigType.BOOLEAN, "false", "Flattening structs by concatenating the fields into plain "
-           "properties, using a (configurable) delimiter."),
-        _k("flatten.struct.delimiter", ConfigType.STRING, "_", "Delimiter to concat between field names from the "
-           "input record when generating field names for the output record."),
-        _k("delete.tombstone.handling.mode", ConfigType.STRING, "tombstone", "How to handle delete records: drop, "
-           "tombstone, rewrite, rewrite-with-tombstone or delete-to-tombstone.", _one_of(*_MODES)),
-        _k("delete.tombstone.handling.mode.rewrite-with-id", ConfigType.BOOLEAN, "false", "With rewrite, also add "
-           "_id (from the key) to the rewritten delete."),
-        _k("add.fields.prefix", ConfigType.STRING, "__", "Prefix of the names of the fields added by add.fields."),
-        _k("add.fields", ConfigType.LIST, "", "Fields of the change event to add to the value: op, ts_ms, "
-           "source fields (name or source.name), transaction fields, optionally renamed with name:NEW."),
-        _k("add.headers.prefix", ConfigType.STRING, "__", "Prefix of the names of the headers added by add.headers."),
-        _k("add.headers", ConfigType.LIST, "", "Fields of the change event to add as headers (same syntax as "
-           "add.fields)."),
-        _k("field.name.adjustment.mode", ConfigType.STRING, "none", "Field name adjustment: none (only 'none' is "
-           "supported).", _one_of("none", "avro", "avro_unicode")),
+        _k("array.encoding", ConfigType.STRING, "array", "MEDIUM", "SHORT", "Array encoding",
+           "The arrays can be encoded using 'array' schema type (the default) or 'document' (similar to how BSON "
+           "encodes arrays). 'array' is easier to consume but requires all elements in the array to be of the same "
+           "type. Use 'document' if the arrays in data source mix different types together.",
+           _one_of("array", "document")),
+        _k("delete.tombstone.handling.mode", ConfigType.STRING, "tombstone", "MEDIUM", "MEDIUM",
+           "Handle delete and tombstone records", "How to handle delete records: drop, tombstone (default), "
+           "rewrite, rewrite-with-tombstone or delete-to-tombstone.", _one_of(*_MODES)),
+        _k("add.fields", ConfigType.LIST, "", "LOW", "LONG", "Adds the specified field(s) to the message if they "
+           "exist.", "Adds each field listed, prefixed with __ (or __<struct>_ if the struct is specified), e.g. "
+           "'op,source.ts_ms'; 'name:NEW' maps a field to a new name."),
+        _k("add.fields.prefix", ConfigType.STRING, "__", "LOW", "SHORT", "Field prefix to be added to each field.",
+           "Adds this prefix to each field listed."),
+        _k("add.headers", ConfigType.LIST, "", "LOW", "LONG", "Adds the specified fields to the header if they "
+           "exist.", "Adds each field listed to the headers, with the same naming as add.fields."),
+        _k("add.headers.prefix", ConfigType.STRING, "__", "LOW", "SHORT", "Header prefix to be added to each header.",
+           "Adds this prefix listed to each header."),
+        _k("flatten.struct", ConfigType.BOOLEAN, "false", "LOW", "SHORT", "Flatten struct",
+           "Flattening structs by concatenating the fields into plain properties, using a (configurable) "
+           "delimiter."),
+        _k("flatten.struct.delimiter", ConfigType.STRING, "_", "LOW", "SHORT", "Delimiter for flattened struct",
+           "Delimiter to concat between field names from the input record when generating field names for the "
+           "output record."),
+        _k("route.by.field", ConfigType.STRING, "", "LOW", "LONG", "Route by field name",
+           "Not used by the MongoDB transform (kept for Debezium's shared definition)."),
+    ))
+    EXTRA: ClassVar[ConfigDef] = ConfigDef((  # read by Debezium too, but not part of its ConfigDef
+        _k("delete.tombstone.handling.mode.rewrite-with-id", ConfigType.BOOLEAN, "false", "LOW", "SHORT",
+           "Rewrite with _id", "With rewrite, also add _id (from the key) to the rewritten delete."),
+        _k("field.name.adjustment.mode", ConfigType.STRING, "none", "LOW", "SHORT", "Field name adjustment",
+           "Field name adjustment: only 'none' changes nothing here.", _one_of("none", "avro", "avro_unicode")),
     ))
 
     def config(self) -> ConfigDef:
@@ -285,13 +300,14 @@ class ExtractNewDocumentState(Transformation):
 
     def configure(self, configs: Mapping[str, Any]) -> None:
         raw = {k: (None if v is None else str(v)) for k, v in configs.items()}
-        for result in self.CONFIG.validate(raw):
+        definition = self.CONFIG + self.EXTRA
+        for result in definition.validate(raw):
             if result.errors:
                 raise ConfigError(result.name, raw.get(result.name), result.errors[0].rsplit(": ", 1)[-1])
 
         def get(name: str) -> str:
             value = raw.get(name)
-            default = next(k.default for k in self.CONFIG.keys if k.name == name)
+            default = next(k.default for k in definition.keys if k.name == name)
             return (value if value is not None else default) or ""
 
         self.inference = _Inference(get("array.encoding").strip().lower() == "document")
