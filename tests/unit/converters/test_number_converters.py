@@ -41,7 +41,7 @@ def test_round_trip(cls: type, value: object, data: bytes, kind: Type) -> None:
 def test_errors() -> None:
     with pytest.raises(DataError, match=r"Failed to serialize to INT32 \(was class java.lang.String\)"):
         IntegerConverter().from_connect_data("t", None, "1")
-    with pytest.raises(DataError, match="out of range|Failed to serialize"):
+    with pytest.raises(DataError, match=r"out of range|Failed to serialize"):
         IntegerConverter().from_connect_data("t", None, 2**31)
     with pytest.raises(DataError, match="Size of data received by LongDeserializer is not 8"):
         LongConverter().to_connect_data("t", b"\x00")
