@@ -29,8 +29,9 @@ configuration time.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, Final
 
 import orjson
@@ -51,7 +52,7 @@ from connect.api.data import (
 )
 from connect.api.errors import ConfigError, DataError
 from connect.api.records import Header
-from converters.json import JsonConverter
+from converters.json import JsonConverter, dumps_jackson
 
 __all__ = ["CloudEventsConverter", "MetadataSource", "parse_metadata_source"]
 
@@ -111,8 +112,9 @@ def _extension_schema(schema: Schema, always_optional: bool) -> Schema:
 
 
 def _iso_millis(millis: int) -> str:
-    when = _EPOCH + timedelta(milliseconds=millis)
-    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
+    """``yyyy-MM-dd'T'HH:mm:ss.SSS'Z'`` in UTC."""
+    seconds, ms = divmod(millis, 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{ms:03d}Z"
 
 
 class CloudEventsConverter:
@@ -126,7 +128,7 @@ class CloudEventsConverter:
         self._envelope.configure({"schemas.enable": "false"}, False)
         self._data = JsonConverter()
         self._data.configure({}, False)
-        self._envelope_schemas: dict[tuple[int, int], tuple[Schema, Schema, Schema, list[tuple[str, str, bool]]]] = {}
+        self._extensions: dict[int, tuple[Schema, list[tuple[str, str, bool, Any]]]] = {}
         self._data_schemas: dict[int, tuple[Schema, Schema]] = {}
 
     def configure(self, configs: Mapping[str, Any], is_key: bool = False) -> None:
@@ -146,7 +148,7 @@ class CloudEventsConverter:
         self._data.configure(json_settings, True)
         self._envelope = JsonConverter()
         self._envelope.configure({**json_settings, "schemas.enable": "false"}, is_key)
-        self._envelope_schemas.clear()
+        self._extensions.clear()
         self._data_schemas.clear()
 
     # --- writing ---------------------------------------------------------------------------------------------
@@ -167,34 +169,36 @@ class CloudEventsConverter:
         source, op, transaction = self._metadata(value, by_header)
         if not isinstance(source, Struct):
             raise DataError("The change event has no source block")
-        data_schema, data_value = self._data_of(schema, value)
-        envelope_schema, extension_names = self._envelope_schema(source.schema, data_schema)
-        envelope = Struct(envelope_schema)
-        ce = envelope.values
-        ce["id"] = self._header_text(by_header, "id") if self.metadata.id == "header" else \
-            f"name:{source.get('name')};ts:{source.get('ts_ms')};ord:{source.get('ord')}"
-        ce["source"] = f"/debezium/mongodb/{source.get('name')}"
-        ce["specversion"] = "1.0"
-        ce["type"] = self._header_text(by_header, "type") if self.metadata.type == "header" else EVENT_TYPE
-        ts_ms = source.get("ts_ms")
-        ce["time"] = _iso_millis(int(ts_ms)) if ts_ms is not None else None
-        ce["datacontenttype"] = "application/json"
+        names = self._extension_names(source.schema)
+        src = source.values
+        ts_ms = src.get("ts_ms")
+        ce: dict[str, Any] = {
+            "id": self._header_text(by_header, "id") if self.metadata.id == "header" else
+            f"name:{src.get('name')};ts:{ts_ms};ord:{src.get('ord')}",
+            "source": f"/debezium/mongodb/{src.get('name')}",
+            "specversion": "1.0",
+            "type": self._header_text(by_header, "type") if self.metadata.type == "header" else EVENT_TYPE,
+            "time": _iso_millis(int(ts_ms)) if ts_ms is not None else None,
+            "datacontenttype": "application/json",
+        }
         if self.extensions:
             ce["iodebeziumop"] = op
-            self._put_extensions(ce, source, extension_names)
-            if isinstance(transaction, Struct):
-                for name, field_schema in _TRANSACTION_FIELDS:
-                    item = transaction.get(name)
-                    ce["iodebeziumtx" + _NON_ALNUM.sub("", name)] = \
-                        str(item) if item is not None and field_schema.type is Type.INT64 else item
-        if self.schemas_enabled:
-            ce["data"] = Struct(_EMPTY)
-            head = self._envelope.from_connect_data(topic, envelope_schema, envelope)
-            data = self._data.from_connect_data(topic, data_schema, data_value)
-            assert head is not None and data is not None
-            return head[:-3] + data + b"}"
-        ce["data"] = data_value
-        return self._envelope.from_connect_data(topic, envelope_schema, envelope)
+            for field_name, extension, as_text, default in names:
+                item = src.get(field_name)
+                if item is None:
+                    item = default
+                ce[extension] = str(item) if as_text and item is not None else item
+            tx = transaction.values if isinstance(transaction, Struct) else {}
+            ce["iodebeziumtxid"] = tx.get("id")
+            for name, extension in (("total_order", "iodebeziumtxtotalorder"),
+                                    ("data_collection_order", "iodebeziumtxdatacollectionorder")):
+                item = tx.get(name)
+                ce[extension] = None if item is None else str(item)
+        data_schema, data_value = self._data_of(schema, value)
+        data = (self._data if self.schemas_enabled else self._envelope).from_connect_data(topic, data_schema,
+                                                                                            data_value)
+        ce["data"] = orjson.Fragment(data if data is not None else b"null")
+        return dumps_jackson(ce)
 
     def _metadata(self, value: Struct, by_header: Mapping[str, Header]) -> tuple[Any, Any, Any]:
         if self.metadata.global_ == "value":
@@ -209,33 +213,19 @@ class CloudEventsConverter:
             raise DataError(f"Header `{name}` was not provided")
         return str(header.value)
 
-    def _envelope_schema(self, source_schema: Schema, data_schema: Schema
-                         ) -> tuple[Schema, list[tuple[str, str, bool]]]:
-        """The envelope schema (cached per source and data schema) and the extension names of the source fields."""
-        key = (id(source_schema), id(data_schema))
-        cached = self._envelope_schemas.get(key)
-        if cached is not None and cached[0] is source_schema and cached[1] is data_schema:
-            return cached[2], cached[3]
-        fields: list[tuple[str, Schema]] = [(n, STRING) for n in ("id", "source", "specversion", "type", "time",
-                                                                  "datacontenttype")]
-        if self.extensions:
-            fields.append(("iodebeziumop", STRING))
-            fields += [(_extension_name(f.name), _extension_schema(f.schema, False)) for f in source_schema.fields]
-            fields += [("iodebeziumtx" + _NON_ALNUM.sub("", n), _extension_schema(s, True))
-                       for n, s in _TRANSACTION_FIELDS]
-        fields.append(("data", _EMPTY if self.schemas_enabled else data_schema))
-        names = [(f.name, _extension_name(f.name), f.schema.type is Type.INT64) for f in source_schema.fields]
-        envelope = struct_schema(fields)
-        if len(self._envelope_schemas) > 1000:
-            self._envelope_schemas.clear()
-        self._envelope_schemas[key] = (source_schema, data_schema, envelope, names)
-        return envelope, names
-
-    @staticmethod
-    def _put_extensions(ce: dict[str, Any], source: Struct, names: list[tuple[str, str, bool]]) -> None:
-        for field_name, extension, as_text in names:
-            item = source.get(field_name)
-            ce[extension] = str(item) if as_text and item is not None else item
+    def _extension_names(self, source_schema: Schema) -> list[tuple[str, str, bool, Any]]:
+        """``(field, extension attribute, int64 written as text, default)`` per source field (cached per schema)."""
+        cached = self._extensions.get(id(source_schema))
+        if cached is not None and cached[0] is source_schema:
+            return cached[1]
+        names = []
+        for f in source_schema.fields:
+            _extension_schema(f.schema, False)  # refuses types CloudEvents attributes cannot hold
+            names.append((f.name, _extension_name(f.name), f.schema.type is Type.INT64, f.schema.default))
+        if len(self._extensions) > 1000:
+            self._extensions.clear()
+        self._extensions[id(source_schema)] = (source_schema, names)
+        return names
 
     def _data_of(self, schema: Schema, value: Struct) -> tuple[Schema, Struct]:
         cached = self._data_schemas.get(id(schema))
@@ -247,8 +237,8 @@ class CloudEventsConverter:
             self._data_schemas[id(schema)] = cached
         data_schema = cached[1]
         data = Struct(data_schema)
-        for f in data_schema.fields:
-            data.values[f.name] = value.values.get(f.name)
+        get = value.values.get
+        data.values = {f.name: get(f.name) for f in data_schema.fields}
         return data_schema, data
 
     # --- reading ---------------------------------------------------------------------------------------------

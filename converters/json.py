@@ -53,6 +53,7 @@ from connect.api.records import Header
 __all__ = [
     "JsonConverter",
     "date_days",
+    "dumps_jackson",
     "dumps_reference",
     "java_big_decimal",
     "java_double",
@@ -363,39 +364,56 @@ def _as_text(encoded_key: Any) -> str:
     return encoded_key if isinstance(encoded_key, str) else "null"
 
 
+def _required_null() -> Any:
+    raise DataError(_REQUIRED_NULL)
+
+
 def _struct_encoder(schema: Schema, opts: _Options) -> Encoder:
-    plan = tuple(_field_plan(field, opts) for field in schema.fields)
-
-    def encode(value: Any) -> Any:
-        if type(value) is not Struct:
-            raise _type_error(schema, value)
-        if value.schema is not schema and value.schema != schema:
-            raise DataError("Mismatching schema.")
-        values = value.values
-        out = {}
-        for name, fast_type, encode_field, allowed, encoded_null in plan:
-            field_value = values.get(name)
-            if field_value is None:
-                if not allowed:
-                    raise DataError(_REQUIRED_NULL)
-                out[name] = encoded_null
-            elif type(field_value) is fast_type:
-                out[name] = field_value
-            else:
-                out[name] = encode_field(field_value)
-        return out
-
+    """A struct encoder generated for ``schema``: one dict display with a conditional expression per field
+    (strings, booleans and in-range ints are written as they are; nulls take the field's null encoding)."""
+    plan = [_field_plan(field, opts) for field in schema.fields]
+    names: dict[str, Any] = {"Struct": Struct, "DataError": DataError, "schema": schema,
+                             "type_error": lambda value: _type_error(schema, value), "required": _required_null}
+    gets, entries = [], []
+    for i, (name, fast_type, low, high, encode_field, allowed, encoded_null) in enumerate(plan):
+        names[f"T{i}"], names[f"E{i}"], names[f"N{i}"] = fast_type, encode_field, encoded_null
+        null = f"N{i}" if allowed else "required()"
+        if fast_type is None:
+            written = f"E{i}(v{i})"
+        elif low is None:
+            written = f"v{i} if type(v{i}) is T{i} else E{i}(v{i})"
+        else:
+            written = f"v{i} if type(v{i}) is T{i} and {low} <= v{i} <= {high} else E{i}(v{i})"
+        gets.append(f"    v{i} = get({name!r})\n")
+        entries.append(f"        {name!r}: {null} if v{i} is None else ({written}),\n")
+    source = ("def encode(value):\n"
+              "    if type(value) is not Struct:\n"
+              "        raise type_error(value)\n"
+              "    if value.schema is not schema and value.schema != schema:\n"
+              "        raise DataError('Mismatching schema.')\n"
+              "    get = value.values.get\n"
+              + "".join(gets) + "    return {\n" + "".join(entries) + "    }\n")
+    exec(compile(source, f"<struct encoder {schema.name or ''}>", "exec"), names)
+    encode: Encoder = names["encode"]
     return encode
 
 
 _PASS_THROUGH: Final = {Type.STRING: str, Type.BOOLEAN: bool}
 
 
-def _field_plan(field: Field, opts: _Options) -> tuple[str, type | None, Encoder, bool, Any]:
-    """``(name, type written unchanged, encoder, null allowed, null encoding)`` of one struct field."""
+def _field_plan(field: Field, opts: _Options) -> tuple[str, Any, int | None, int | None, Encoder, bool, Any]:
+    """``(name, type written unchanged, its int range, encoder, null allowed, null encoding)`` of one field:
+    strings, booleans and in-range ints of plain (not logical) schemas are written as they are."""
     allowed, encoded_null = _null_result(field.schema, opts)
-    fast_type = None if field.schema.name in _LOGICAL else _PASS_THROUGH.get(field.schema.type)
-    return field.name, fast_type, _compile(field.schema, opts), allowed, encoded_null
+    low = high = None
+    fast_type: type | None = None
+    if field.schema.name in _LOGICAL:
+        pass
+    elif field.schema.type in _INT_RANGES:
+        fast_type, (low, high) = int, _INT_RANGES[field.schema.type]
+    else:
+        fast_type = _PASS_THROUGH.get(field.schema.type)
+    return field.name, fast_type, low, high, _compile(field.schema, opts), allowed, encoded_null
 
 
 def _decimal_encoder(schema: Schema, opts: _Options) -> Encoder:
@@ -532,6 +550,11 @@ def _jacksonize(out: bytes) -> bytes:
 
 
 def _dumps(tree: Any) -> bytes:
+    return _jacksonize(orjson.dumps(tree))
+
+
+def dumps_jackson(tree: Any) -> bytes:
+    """Plain JSON values (dicts, lists, str, int, bool, None, ``orjson.Fragment``) as Jackson writes them."""
     return _jacksonize(orjson.dumps(tree))
 
 

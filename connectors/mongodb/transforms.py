@@ -20,12 +20,12 @@ records that are not change events pass through unchanged.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
+import orjson
 from bson import json_util
 from bson.binary import Binary
 from bson.code import Code
@@ -82,31 +82,66 @@ class _Millis(int):
     """A BSON date as epoch milliseconds."""
 
 
-def _hook(pairs: list[tuple[str, Any]]) -> Any:
-    if len(pairs) == 1 and pairs[0][0] == "$numberLong":
-        return Int64(int(pairs[0][1]))
-    if len(pairs) == 2 and pairs[0][0] == "$regex" and pairs[1][0] == "$options":
-        return _RegexValue(pairs[0][1], pairs[1][1])
-    if len(pairs) == 1 and pairs[0][0] == "$date":
-        stamp = pairs[0][1]
+def _wrapper(node: dict[str, Any]) -> Any:
+    """One Extended JSON wrapper object (``{"$numberLong": ...}``, ``{"$date": ...}``...) as a BSON value."""
+    keys = list(node)
+    if keys == ["$numberLong"]:
+        return Int64(int(node["$numberLong"]))
+    if keys == ["$regex", "$options"]:
+        return _RegexValue(node["$regex"], node["$options"])
+    if keys == ["$date"]:
+        stamp = node["$date"]
         if isinstance(stamp, int):
             return _Millis(stamp)
-        value = json_util.object_pairs_hook(pairs, _JSON_OPTIONS)
+        if isinstance(stamp, dict) and list(stamp) == ["$numberLong"]:
+            return _Millis(int(stamp["$numberLong"]))
+        value = json_util.object_pairs_hook(list(node.items()), _JSON_OPTIONS)
         if isinstance(value, datetime):
             return _Millis((value - _EPOCH) // timedelta(milliseconds=1))
         return _Millis(int(value))
-    return json_util.object_pairs_hook(pairs, _JSON_OPTIONS)
+    return json_util.object_pairs_hook(list(node.items()), _JSON_OPTIONS)
+
+
+def _from_extended(node: Any) -> Any:
+    kind = type(node)
+    if kind is dict:
+        if node and next(iter(node)).startswith("$"):
+            return _wrapper(node)
+        return {k: _from_extended(v) for k, v in node.items()}
+    if kind is list:
+        return [_from_extended(v) for v in node]
+    return node
 
 
 def parse_document(text: str) -> dict[str, Any]:
     """A document from the Extended JSON Debezium writes (types kept: int64, dates, regex options...)."""
-    document = json.loads(text, object_pairs_hook=_hook)
+    try:
+        document = _from_extended(orjson.loads(text))
+    except orjson.JSONDecodeError as exc:
+        raise DataError(f"Not a JSON document: {text[:80]!r}") from exc
     if not isinstance(document, dict):
         raise DataError(f"Expected a document, got {text[:80]!r}")
     return document
 
 
 # --- schema and value inference --------------------------------------------------------------------------------
+_PLAIN = frozenset((str, int, float, bool))
+
+
+def _shape(value: Any) -> Any:
+    """A hashable description of a value's type structure (what its inferred schema depends on)."""
+    kind = type(value)
+    if kind is dict:
+        return tuple((k, _shape(v)) for k, v in value.items())
+    if kind is list:
+        return ("[", *(_shape(v) for v in value))
+    if kind is int:
+        return "i" if _INT32[0] <= value <= _INT32[1] else "l"
+    if kind is Int64 or kind is _Millis:
+        return kind
+    return kind
+
+
 class _Mixed(Exception):
     """An array whose elements cannot share one schema."""
 
@@ -128,6 +163,18 @@ class _Inference:
 
     def __init__(self, array_as_document: bool) -> None:
         self.array_as_document = array_as_document
+        self._schemas: dict[tuple[str, bool, Any], Schema] = {}
+
+    def top_schema(self, document: Mapping[str, Any], name: str) -> Schema:
+        """The schema of a whole document, the same object for every document of the same shape (so converters
+        downstream hit their schema caches)."""
+        key = (name, False, _shape(document))
+        schema = self._schemas.get(key)
+        if schema is None:
+            if len(self._schemas) >= 2000:
+                self._schemas.clear()
+            schema = self._schemas[key] = self.document_schema(document, name)
+        return schema
 
     def schema(self, value: Any, name: str) -> Schema:
         """The optional schema of one BSON value; documents and arrays get ``name``."""
@@ -196,8 +243,8 @@ class _Inference:
 
     def value(self, value: Any, schema: Schema) -> Any:
         """``value`` in the representation of ``schema``."""
-        if value is None:
-            return None
+        if value is None or type(value) in _PLAIN:
+            return value
         if schema.type is Type.STRUCT:
             if schema is REGEX_SCHEMA or schema.name == REGEX_SCHEMA.name:
                 pattern, options = ((value.pattern, value.options) if isinstance(value, _RegexValue)
@@ -311,6 +358,7 @@ class ExtractNewDocumentState(Transformation):
             return (value if value is not None else default) or ""
 
         self.inference = _Inference(get("array.encoding").strip().lower() == "document")
+        self._derived: dict[tuple[Any, ...], tuple[Any, Any]] = {}
         self.flatten = get("flatten.struct").strip().lower() == "true"
         self.delimiter = get("flatten.struct.delimiter")
         self.mode = get("delete.tombstone.handling.mode").strip().lower()
@@ -342,8 +390,7 @@ class ExtractNewDocumentState(Transformation):
                               headers=headers)
         document = self._document(envelope, key_id, deleted)
         name = value_schema.name[: -len(".Envelope")] if value_schema.name else None
-        schema = self.inference.document_schema(document, name or "")
-        fields = [(f.name, f.schema) for f in schema.fields]
+        schema = self.inference.top_schema(document, name or "")
         extra: list[tuple[str, Schema, Any]] = []
         if self.mode.startswith("rewrite"):
             extra.append(("__deleted", OPTIONAL_BOOLEAN, deleted))
@@ -351,7 +398,7 @@ class ExtractNewDocumentState(Transformation):
                 extra.append(("_id", self.inference.schema(key_id, "_id"), key_id))
         for out_name, field_schema, field_val in self._added(envelope, self.fields):
             extra.append((out_name, field_schema, field_val))
-        out_schema = struct_schema(fields + [(n, s) for n, s, _ in extra], name=name)
+        out_schema = self._with_extra(schema, extra, name)
         value = Struct(out_schema)
         for field in schema.fields:
             value.values[field.name] = self.inference.value(document.get(field.name), field.schema)
@@ -359,15 +406,37 @@ class ExtractNewDocumentState(Transformation):
             value.values[out_name] = self.inference.value(field_val, field_schema) \
                 if out_name == "_id" else field_val
         if self.flatten:
-            flat = flatten_schema(out_schema, self.delimiter)
+            flat = self._cached(("flat", id(out_schema)), out_schema,
+                                lambda: flatten_schema(out_schema, self.delimiter))
             out_schema, value = flat, flatten_struct(value, flat, self.delimiter)
         return new_record(record, key_schema=key_out_schema, key=new_key, value_schema=out_schema, value=value,
                           headers=headers)
 
+    def _cached(self, key: tuple[Any, ...], anchor: Any, build: Any) -> Any:
+        """A derived schema cached by ``key`` (ids), kept with ``anchor`` so the ids stay valid."""
+        entry = self._derived.get(key)
+        if entry is not None and entry[0] is anchor:
+            return entry[1]
+        if len(self._derived) >= 2000:
+            self._derived.clear()
+        result = build()
+        self._derived[key] = (anchor, result)
+        return result
+
+    def _with_extra(self, schema: Schema, extra: list[tuple[str, Schema, Any]], name: str | None) -> Schema:
+        """The document schema plus the rewrite and ``add.fields`` fields (the same object for the same inputs)."""
+        if not extra:
+            return schema
+        key = (id(schema), *((n, id(s)) for n, s, _ in extra))
+        built: Schema = self._cached(key, (schema, *(s for _, s, _ in extra)), lambda: struct_schema(
+            [(f.name, f.schema) for f in schema.fields] + [(n, s) for n, s, _ in extra], name=name))
+        return built
+
     def _new_key(self, key: Any) -> tuple[Schema, Struct]:
         key_id = self._key_id(key)
-        schema = struct_schema([("id", self.inference.schema(key_id, "id"))])
-        return schema, Struct(schema, {"id": self.inference.value(key_id, schema.fields[0].schema)})
+        field_schema = self.inference.schema(key_id, "id")
+        schema = self._cached(("key", id(field_schema)), field_schema, lambda: struct_schema([("id", field_schema)]))
+        return schema, Struct(schema, {"id": self.inference.value(key_id, field_schema)})
 
     @staticmethod
     def _key_id(key: Any) -> Any:
@@ -411,7 +480,8 @@ class ExtractNewDocumentState(Transformation):
             value = holder.values.get(field_name) if isinstance(holder, Struct) else None
             if value is None and field.schema.default is not None and isinstance(holder, Struct):
                 value = field.schema.default
-            out.append((out_name, field.schema.as_optional(), value))
+            optional = self._cached(("optional", id(field.schema)), field.schema, field.schema.as_optional)
+            out.append((out_name, optional, value))
         return out
 
     def _headers(self, envelope: Struct) -> list[Header]:
