@@ -30,7 +30,25 @@ def test_listing_with_and_without_converters(worker: Worker) -> None:
     assert everything[:2] == connectors
     assert {"class": "org.apache.kafka.connect.json.JsonConverter", "type": "converter", "version": "4.3.1"} \
         in everything
-    assert {p["type"] for p in everything} == {"source", "converter", "header_converter"}
+    types = [p["type"] for p in everything]
+    assert types == sorted(types, key=["source", "transformation", "predicate", "converter",
+                                       "header_converter"].index)  # Connect's order of the kinds
+    for kind in ("transformation", "predicate", "converter", "header_converter"):
+        classes = [p["class"] for p in everything if p["type"] == kind]
+        assert classes == sorted(classes)
+    for plugin in ({"class": "org.apache.kafka.connect.transforms.InsertField$Value", "type": "transformation",
+                    "version": "4.3.1"},
+                   {"class": "io.debezium.connector.mongodb.transforms.ExtractNewDocumentState",
+                    "type": "transformation", "version": "3.6.1.Final"},
+                   {"class": "org.apache.kafka.connect.transforms.predicates.TopicNameMatches", "type": "predicate",
+                    "version": "4.3.1"},
+                   {"class": "io.debezium.converters.CloudEventsConverter", "type": "converter",
+                    "version": "3.6.1.Final"}):
+        assert plugin in everything
+    transform_keys = worker.http.get("/connector-plugins/HeaderFrom%24Value/config")
+    assert transform_keys.status_code == 404  # a nested class has no alias: Connect needs the full name
+    transform_keys = worker.http.get("/connector-plugins/org.apache.kafka.connect.transforms.HeaderFrom%24Value/config")
+    assert [k["name"] for k in transform_keys.json()] == ["fields", "headers", "operation", "replace.null.with.default"]
 
 
 def test_plugin_config_keys(worker: Worker) -> None:
