@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -111,10 +111,40 @@ def _extension_schema(schema: Schema, always_optional: bool) -> Schema:
                     "attribute.")
 
 
+_LAST_SECOND: list[Any] = [None, ""]
+
+
 def _iso_millis(millis: int) -> str:
-    """``yyyy-MM-dd'T'HH:mm:ss.SSS'Z'`` in UTC."""
+    """``yyyy-MM-dd'T'HH:mm:ss.SSS'Z'`` in UTC (the seconds part is reused while events share a second)."""
     seconds, ms = divmod(millis, 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{ms:03d}Z"
+    last = _LAST_SECOND
+    if last[0] != seconds:
+        last[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
+        last[0] = seconds
+    return f"{last[1]}.{ms:03d}Z"
+
+
+Extensions = Callable[[dict[str, Any], Callable[[str], Any]], None]
+"""Puts the extension attributes of a source block (given its ``values.get``) into the CloudEvent dict."""
+
+
+def _extensions_writer(source_schema: Schema) -> Extensions:
+    """A function generated for ``source_schema``: one statement per source field (int64 as text, null as the
+    field's default)."""
+    names: dict[str, Any] = {}
+    lines = ["def fill(ce, get):\n"]
+    for i, f in enumerate(source_schema.fields):
+        _extension_schema(f.schema, False)  # refuses types CloudEvents attributes cannot hold
+        as_text = f.schema.type is Type.INT64
+        default = f.schema.default
+        names[f"D{i}"] = str(default) if as_text and default is not None else default
+        lines.append(f"    v = get({f.name!r})\n")
+        written = "str(v)" if as_text else "v"
+        lines.append(f"    ce[{_extension_name(f.name)!r}] = D{i} if v is None else {written}\n")
+    lines.append("    return None\n")
+    exec(compile("".join(lines), f"<cloudevents extensions {source_schema.name}>", "exec"), names)
+    fill: Extensions = names["fill"]
+    return fill
 
 
 class CloudEventsConverter:
@@ -128,7 +158,7 @@ class CloudEventsConverter:
         self._envelope.configure({"schemas.enable": "false"}, False)
         self._data = JsonConverter()
         self._data.configure({}, False)
-        self._extensions: dict[int, tuple[Schema, list[tuple[str, str, bool, Any]]]] = {}
+        self._extensions: dict[int, tuple[Schema, Extensions]] = {}
         self._data_schemas: dict[int, tuple[Schema, Schema]] = {}
 
     def configure(self, configs: Mapping[str, Any], is_key: bool = False) -> None:
@@ -158,8 +188,9 @@ class CloudEventsConverter:
         """The CloudEvent of one change event, or None for records that are not change events."""
         if schema is None or value is None:
             return None
-        by_header = {h.key: h for h in headers}
-        if self.metadata.global_ == "value":
+        metadata = self.metadata
+        by_header = {h.key: h for h in headers} if headers else {}  # the last header of a name wins
+        if metadata.global_ == "value":
             if not (schema.name or "").endswith(".Envelope"):
                 return None
         elif "source" not in by_header or "op" not in by_header:
@@ -169,7 +200,6 @@ class CloudEventsConverter:
         source, op, transaction = self._metadata(value, by_header)
         if not isinstance(source, Struct):
             raise DataError("The change event has no source block")
-        names = self._extension_names(source.schema)
         src = source.values
         ts_ms = src.get("ts_ms")
         ce: dict[str, Any] = {
@@ -183,17 +213,15 @@ class CloudEventsConverter:
         }
         if self.extensions:
             ce["iodebeziumop"] = op
-            for field_name, extension, as_text, default in names:
-                item = src.get(field_name)
-                if item is None:
-                    item = default
-                ce[extension] = str(item) if as_text and item is not None else item
-            tx = transaction.values if isinstance(transaction, Struct) else {}
-            ce["iodebeziumtxid"] = tx.get("id")
-            for name, extension in (("total_order", "iodebeziumtxtotalorder"),
-                                    ("data_collection_order", "iodebeziumtxdatacollectionorder")):
-                item = tx.get(name)
-                ce[extension] = None if item is None else str(item)
+            self._extension_names(source.schema)(ce, src.get)
+            if isinstance(transaction, Struct):
+                tx = transaction.values
+                total, collection = tx.get("total_order"), tx.get("data_collection_order")
+                ce["iodebeziumtxid"] = tx.get("id")
+                ce["iodebeziumtxtotalorder"] = None if total is None else str(total)
+                ce["iodebeziumtxdatacollectionorder"] = None if collection is None else str(collection)
+            else:
+                ce["iodebeziumtxid"] = ce["iodebeziumtxtotalorder"] = ce["iodebeziumtxdatacollectionorder"] = None
         data_schema, data_value = self._data_of(schema, value)
         data = (self._data if self.schemas_enabled else self._envelope).from_connect_data(topic, data_schema,
                                                                                             data_value)
@@ -213,19 +241,16 @@ class CloudEventsConverter:
             raise DataError(f"Header `{name}` was not provided")
         return str(header.value)
 
-    def _extension_names(self, source_schema: Schema) -> list[tuple[str, str, bool, Any]]:
-        """``(field, extension attribute, int64 written as text, default)`` per source field (cached per schema)."""
+    def _extension_names(self, source_schema: Schema) -> Extensions:
+        """The extension writer of a source schema (cached per schema)."""
         cached = self._extensions.get(id(source_schema))
         if cached is not None and cached[0] is source_schema:
             return cached[1]
-        names = []
-        for f in source_schema.fields:
-            _extension_schema(f.schema, False)  # refuses types CloudEvents attributes cannot hold
-            names.append((f.name, _extension_name(f.name), f.schema.type is Type.INT64, f.schema.default))
+        writer = _extensions_writer(source_schema)
         if len(self._extensions) > 1000:
             self._extensions.clear()
-        self._extensions[id(source_schema)] = (source_schema, names)
-        return names
+        self._extensions[id(source_schema)] = (source_schema, writer)
+        return writer
 
     def _data_of(self, schema: Schema, value: Struct) -> tuple[Schema, Struct]:
         cached = self._data_schemas.get(id(schema))
