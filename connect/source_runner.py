@@ -168,7 +168,11 @@ class WorkerSourceTask:
         own = [Metric("kafka_connect_source_task_metrics_source_record_poll_total", self._polled, labels, "counter",
                       "Records produced or polled by the task, before transformations."),
                Metric("kafka_connect_source_task_metrics_source_record_write_total", self._written, labels, "counter",
-                      "Records written to Kafka and acknowledged, after transformations.")]
+                      "Records written to Kafka and acknowledged, after transformations."),
+               Metric("kafka_connect_task_error_metrics_total_record_failures", self._errors.failures, labels,
+                      "counter", "Record processing failures in the transform and converter stages."),
+               Metric("kafka_connect_task_error_metrics_total_records_skipped", self._errors.skipped, labels,
+                      "counter", "Records skipped because of errors (errors.tolerance=all).")]
         try:
             return own + list(self._task.metrics())
         except Exception:
