@@ -223,6 +223,27 @@ def reached(state: str) -> Callable[[Reply], bool]:
     return check
 
 
+SMTS = {
+    "transforms": "route,meta,drop",
+    "transforms.route.type": "RegexRouter", "transforms.route.regex": "compat-(.*)",
+    "transforms.route.replacement": "routed-$1",
+    "transforms.meta.type": "org.apache.kafka.connect.transforms.InsertField$Value",
+    "transforms.meta.topic.field": "topic", "transforms.meta.predicate": "notTombstone",
+    "transforms.meta.negate": "true",
+    "transforms.drop.type": "Filter", "transforms.drop.predicate": "isTombstone",
+    "predicates": "isTombstone,notTombstone",
+    "predicates.isTombstone.type": "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone",
+    "predicates.notTombstone.type": "RecordIsTombstone",
+}
+BAD_SMTS = {
+    "transforms": "route,x,y",
+    "transforms.route.type": "RegexRouter", "transforms.route.replacement": "r",
+    "transforms.x.type": "com.example.NoSuchTransform",
+    "transforms.y.type": "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
+    "predicates": "p", "predicates.p.type": "TopicNameMatches",
+}
+
+
 def sequence(data_file: Path) -> list[Step]:
     """The requests, in order, sent to both workers."""
     c = f"/connectors/{CONNECTOR}"
@@ -280,6 +301,14 @@ def sequence(data_file: Path) -> list[Step]:
              label="valid", expect=200),
         Step("PUT", f"{plugin}/config/validate", {"connector.class": "FileStreamSource", "tasks.max": "many"},
              label="invalid", expect=200),
+        Step("PUT", f"{plugin}/config/validate", {**config, "name": CONNECTOR, **SMTS}, label="transforms",
+             expect=200),
+        Step("PUT", f"{plugin}/config/validate", {**config, "name": CONNECTOR, **BAD_SMTS}, label="bad transforms",
+             expect=200),
+        Step("POST", "/connectors", {"name": "compat-bad-smt", "config": {**config, **BAD_SMTS}},
+             label="bad transforms", expect=400),
+        Step("GET", "/connector-plugins/org.apache.kafka.connect.transforms.HeaderFrom$Value/config", expect=200),
+        Step("GET", "/connector-plugins/TopicNameMatches/config", expect=200),
         Step("GET", "/admin/loggers", expect=200, maps=("$",)),
         Step("GET", "/admin/loggers/root", expect=200),
         Step("PUT", f"/admin/loggers/{LOGGER}", {"level": "DEBUG"}, expect=200),

@@ -121,11 +121,13 @@ def java_double(value: float) -> str:
     Java picks the shortest decimal that rounds back to the value, except that a one-digit result is
     replaced by the closest two-digit decimal (``4.9E-324`` rather than ``5E-324``).
     """
+    magnitude = abs(value)
+    if 1e-3 <= magnitude < 1e7:  # Java's plain range, where Python's repr has the same digits and layout
+        return repr(value)
     if not math.isfinite(value):
         return _NON_FINITE[repr(value)]
     if value == 0.0:
         return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    magnitude = abs(value)
     digits, point = _shortest_digits(repr(magnitude))
     if len(digits) == 1:
         digits, point = _shortest_digits(f"{magnitude:.1e}")

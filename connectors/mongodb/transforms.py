@@ -102,26 +102,41 @@ def _wrapper(node: dict[str, Any]) -> Any:
     return json_util.object_pairs_hook(list(node.items()), _JSON_OPTIONS)
 
 
-def _from_extended(node: Any) -> Any:
+def _from_extended(node: Any) -> tuple[Any, Any]:
+    """The BSON value of a parsed Extended JSON node and its shape (see :func:`_shape`), in one walk."""
     kind = type(node)
     if kind is dict:
         if node and next(iter(node)).startswith("$"):
-            return _wrapper(node)
-        return {k: _from_extended(v) for k, v in node.items()}
+            value = _wrapper(node)
+            return value, _shape(value)
+        out, shapes = {}, []
+        for key, item in node.items():
+            out[key], item_shape = _from_extended(item)
+            shapes.append((key, item_shape))
+        return out, tuple(shapes)
     if kind is list:
-        return [_from_extended(v) for v in node]
-    return node
+        pairs = [_from_extended(item) for item in node]
+        return [p[0] for p in pairs], ("[", *(p[1] for p in pairs))
+    if kind is int:
+        return node, ("i" if _INT32[0] <= node <= _INT32[1] else "l")
+    return node, kind
 
 
-def parse_document(text: str) -> dict[str, Any]:
-    """A document from the Extended JSON Debezium writes (types kept: int64, dates, regex options...)."""
+def parse_with_shape(text: str) -> tuple[dict[str, Any], Any]:
+    """A document from the Extended JSON Debezium writes (types kept: int64, dates, regex options...) and its
+    shape."""
     try:
-        document = _from_extended(orjson.loads(text))
+        document, shape = _from_extended(orjson.loads(text))
     except orjson.JSONDecodeError as exc:
         raise DataError(f"Not a JSON document: {text[:80]!r}") from exc
     if not isinstance(document, dict):
         raise DataError(f"Expected a document, got {text[:80]!r}")
-    return document
+    return document, shape
+
+
+def parse_document(text: str) -> dict[str, Any]:
+    """A document from the Extended JSON Debezium writes."""
+    return parse_with_shape(text)[0]
 
 
 # --- schema and value inference --------------------------------------------------------------------------------
@@ -165,10 +180,10 @@ class _Inference:
         self.array_as_document = array_as_document
         self._schemas: dict[tuple[str, bool, Any], Schema] = {}
 
-    def top_schema(self, document: Mapping[str, Any], name: str) -> Schema:
+    def top_schema(self, document: Mapping[str, Any], name: str, shape: Any = None) -> Schema:
         """The schema of a whole document, the same object for every document of the same shape (so converters
         downstream hit their schema caches)."""
-        key = (name, False, _shape(document))
+        key = (name, False, _shape(document) if shape is None else shape)
         schema = self._schemas.get(key)
         if schema is None:
             if len(self._schemas) >= 2000:
@@ -388,9 +403,9 @@ class ExtractNewDocumentState(Transformation):
         if deleted and self.mode in ("tombstone", "delete-to-tombstone"):
             return new_record(record, key_schema=key_out_schema, key=new_key, value_schema=None, value=None,
                               headers=headers)
-        document = self._document(envelope, key_id, deleted)
+        document, shape = self._document(envelope, key_id, deleted)
         name = value_schema.name[: -len(".Envelope")] if value_schema.name else None
-        schema = self.inference.top_schema(document, name or "")
+        schema = self.inference.top_schema(document, name or "", shape)
         extra: list[tuple[str, Schema, Any]] = []
         if self.mode.startswith("rewrite"):
             extra.append(("__deleted", OPTIONAL_BOOLEAN, deleted))
@@ -446,14 +461,15 @@ class ExtractNewDocumentState(Transformation):
         return parse_document('{"id": ' + text + "}")["id"]
 
     @staticmethod
-    def _document(envelope: Struct, key_id: Any, deleted: bool) -> dict[str, Any]:
+    def _document(envelope: Struct, key_id: Any, deleted: bool) -> tuple[dict[str, Any], Any]:
+        """The new state of the document, and its shape when it is known already (None: compute it)."""
         after = envelope.values.get("after")
         if isinstance(after, str):
-            return parse_document(after)
+            return parse_with_shape(after)
         before = envelope.values.get("before")
         document = parse_document(before) if isinstance(before, str) else {}
         if deleted:
-            return document
+            return document, None
         update = envelope.values.get("updateDescription")
         if isinstance(update, Struct):
             updated = update.values.get("updatedFields")
@@ -463,7 +479,7 @@ class ExtractNewDocumentState(Transformation):
                 document.pop(removed, None)
         if "_id" not in document:
             document = {"_id": key_id, **document}
-        return document
+        return document, None
 
     def _added(self, envelope: Struct, specs: list[tuple[str, str, str]]) -> list[tuple[str, Schema, Any]]:
         out = []
