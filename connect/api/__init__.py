@@ -17,6 +17,7 @@ from connect.api.errors import (
 )
 from connect.api.records import Header, SourceRecord
 from connect.api.task import OffsetStorageReader, SourceTask, SourceTaskContext
+from connect.api.transforms import Predicate, Transformation, new_record
 
 __all__ = [
     "AlreadyExistsError",
@@ -34,6 +35,7 @@ __all__ = [
     "HeaderConverter",
     "NotFoundError",
     "OffsetStorageReader",
+    "Predicate",
     "RetriableError",
     "Schema",
     "SchemaAndValue",
@@ -42,5 +44,7 @@ __all__ = [
     "SourceTask",
     "SourceTaskContext",
     "Struct",
+    "Transformation",
     "Type",
+    "new_record",
 ]
