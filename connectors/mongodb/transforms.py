@@ -43,6 +43,7 @@ from connect.api.data import (
     OPTIONAL_INT32,
     OPTIONAL_INT64,
     OPTIONAL_STRING,
+    STRING,
     Schema,
     Struct,
     Type,
@@ -388,7 +389,10 @@ class ExtractNewDocumentState(Transformation):
             if record.key_schema is None or not (record.key_schema.name or "").endswith(".Key"):
                 return record
             tombstone_key_schema, tombstone_key = self._new_key(record.key)
-            return new_record(record, key_schema=tombstone_key_schema, key=tombstone_key)
+            op_headers = tuple(Header(out, STRING, "d") for struct_name, field, out in self.headers
+                               if not struct_name and field == "op")  # all a tombstone can tell
+            return new_record(record, key_schema=tombstone_key_schema, key=tombstone_key,
+                              headers=record.headers + op_headers)
         key_schema, value_schema = record.key_schema, record.value_schema
         if (key_schema is None or value_schema is None or not (key_schema.name or "").endswith(".Key")
                 or not (value_schema.name or "").endswith(".Envelope") or not isinstance(record.value, Struct)):
@@ -460,9 +464,12 @@ class ExtractNewDocumentState(Transformation):
             raise DataError(f"Unexpected key of a MongoDB change event: {key!r}")
         return parse_document('{"id": ' + text + "}")["id"]
 
-    @staticmethod
-    def _document(envelope: Struct, key_id: Any, deleted: bool) -> tuple[dict[str, Any], Any]:
-        """The new state of the document, and its shape when it is known already (None: compute it)."""
+    def _document(self, envelope: Struct, key_id: Any, deleted: bool) -> tuple[dict[str, Any], Any]:
+        """The new state of the document, and its shape when it is known already (None: compute it).
+
+        A partial update (no ``after``) is ``before`` with the updated fields set (their dotted names kept, or
+        joined with the flatten delimiter when flattening) and the removed ones dropped, ``_id`` from the key
+        appended when missing."""
         after = envelope.values.get("after")
         if isinstance(after, str):
             return parse_with_shape(after)
@@ -474,11 +481,12 @@ class ExtractNewDocumentState(Transformation):
         if isinstance(update, Struct):
             updated = update.values.get("updatedFields")
             if isinstance(updated, str):
-                document.update(parse_document(updated))
+                for name, item in parse_document(updated).items():
+                    document[name.replace(".", self.delimiter) if self.flatten else name] = item
             for removed in update.values.get("removedFields") or ():
-                document.pop(removed, None)
+                document.pop(removed.replace(".", self.delimiter) if self.flatten else removed, None)
         if "_id" not in document:
-            document = {"_id": key_id, **document}
+            document["_id"] = key_id
         return document, None
 
     def _added(self, envelope: Struct, specs: list[tuple[str, str, str]]) -> list[tuple[str, Schema, Any]]:

@@ -166,6 +166,10 @@ def _mongo_records() -> list[dict[str, Any]]:
                    "updateDescription": {"updatedFields": {"name": "renamed", "nested.x": 1},
                                          "removedFields": ["list"], "truncatedArrays": []},
                    "fullDocument": {"_id": 7, "name": "renamed", "nested": {"x": 1}}})
+    events.append({"_id": token, "operationType": "update", "clusterTime": Timestamp(1795265285, 2), "wallTime": wall,
+                   "ns": {"db": "inventory", "coll": "things"}, "documentKey": {"_id": 8},
+                   "updateDescription": {"updatedFields": {"name": "partial", "n": Int64(3), "deep.x": 1.5},
+                                         "removedFields": ["gone"], "truncatedArrays": []}})
     events.append({"_id": token, "operationType": "delete", "clusterTime": Timestamp(1795265286, 1), "wallTime": wall,
                    "ns": {"db": "inventory", "coll": "things"}, "documentKey": {"_id": 7}})
     options = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
@@ -300,6 +304,9 @@ def smt_cases() -> list[dict[str, Any]]:
         "drop": {"delete.tombstone.handling.mode": "drop"},
         "rewrite_with_tombstone": {"delete.tombstone.handling.mode": "rewrite-with-tombstone",
                                    "add.fields": "source.ts_ms,op:OP", "add.fields.prefix": "meta_"},
+        "rewrite_with_tombstone_headers": {"delete.tombstone.handling.mode": "rewrite-with-tombstone",
+                                           "add.headers": "op,db,ts_ms", "add.fields": "txnNumber,lsid"},
+        "flatten_document_arrays": {"flatten.struct": "true", "array.encoding": "document"},
         "delete_to_tombstone": {"delete.tombstone.handling.mode": "delete-to-tombstone",
                                 "add.headers": "op,source.ord", "add.headers.prefix": "h_"},
     }
