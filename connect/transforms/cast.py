@@ -165,8 +165,9 @@ class _Cast(KeyOrValue):
         return self.updated(record, updated_schema, updated)
 
     def _updated_schema(self, schema: Schema) -> Schema:
-        if self.whole is not None:
-            return Schema(self.whole, schema.optional, default=cast_value(schema.default, self.whole))
+        if self.whole is not None:  # Java keeps the name, version, doc and parameters (a logical name included)
+            return copy_basics(schema, type=self.whole, optional=schema.optional,
+                               default=cast_value(schema.default, self.whole))
         if schema.type is not Type.STRUCT:
             raise DataError(f"Only Struct objects supported for [{self.PURPOSE}], found: {schema.type.name}")
         fields = []
