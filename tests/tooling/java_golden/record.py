@@ -16,10 +16,10 @@ with the Java result (key ``java``) in:
 
 The Java used is the one ``stack.procs.java()`` finds (17 on the recording machine): JDK 17 prints a few
 floats and doubles with one digit more than JDK 19+ (``Float.toString``), whose output our JsonConverter
-follows, so the corpus avoids such values. Inputs cross the boundary as JsonConverter envelopes. The MongoDB records are the Debezium records of
-``tests/unit/mongodb/data/debezium_records_golden.jsonl`` (recorded from Debezium's own classes) plus records our
-``ChangeEventConverter`` builds for heterogeneous documents, heartbeats and tombstones (that converter is itself
-checked against Debezium there). Re-record after changing the corpus or the pinned versions; the tests never run
+follows, so the corpus avoids such values. Inputs cross the boundary as JsonConverter envelopes. The MongoDB
+records are the Debezium records of ``tests/unit/mongodb/data/debezium_records_golden.jsonl`` (recorded from
+Debezium's own classes) plus records our ``ChangeEventConverter`` builds for heterogeneous documents, partial
+updates, heartbeats and tombstones (that converter is itself checked against Debezium there). Re-record after changing the corpus or the pinned versions; the tests never run
 Java.
 """
 
