@@ -19,8 +19,8 @@ floats and doubles with one digit more than JDK 19+ (``Float.toString``), whose 
 follows, so the corpus avoids such values. Inputs cross the boundary as JsonConverter envelopes. The MongoDB
 records are the Debezium records of ``tests/unit/mongodb/data/debezium_records_golden.jsonl`` (recorded from
 Debezium's own classes) plus records our ``ChangeEventConverter`` builds for heterogeneous documents, partial
-updates, heartbeats and tombstones (that converter is itself checked against Debezium there). Re-record after changing the corpus or the pinned versions; the tests never run
-Java.
+updates, heartbeats and tombstones (that converter is itself checked against Debezium there). Re-record
+after changing the corpus or the pinned versions; the tests never run Java.
 """
 
 from __future__ import annotations
