@@ -268,14 +268,18 @@ class _Inference:
                 return Struct(schema, {"regex": pattern, "options": options})
             items = value.items() if isinstance(value, dict) else ((f"_{i}", v) for i, v in enumerate(value))
             out = Struct(schema)
+            values, field_of = out.values, schema.field
             for key, item in items:
-                field = schema.field(key)
-                if field is not None:
-                    out.values[key] = self.value(item, field.schema)
+                if item is None or type(item) in _PLAIN:  # most leaves: no call
+                    values[key] = item
+                elif (field := field_of(key)) is not None:
+                    values[key] = self.value(item, field.schema)
             return out
         if schema.type is Type.ARRAY:
-            assert schema.value_schema is not None
-            return [self.value(item, schema.value_schema) for item in value]
+            items_schema = schema.value_schema
+            assert items_schema is not None
+            return [item if item is None or type(item) in _PLAIN else self.value(item, items_schema)
+                    for item in value]
         return _scalar(value, schema)
 
 
