@@ -104,10 +104,8 @@ def _instantiate(kind: tuple[plugins.PluginDesc, ...], noun: str, alias: str, pr
     settings = {k: v for k, v in prefixed(props, prefix).items() if k not in ("type", "plugin.version")}
     try:
         instance.configure(settings)
-    except ConnectError:
-        raise
-    except Exception as exc:
-        raise ConnectError(f"Failed to configure {noun} {alias} ({desc.class_name}): {exc}") from exc
+    except Exception as exc:  # the plugin's own message, with the alias and class it belongs to
+        raise ConnectError(f"Invalid configuration of {noun} '{alias}' ({desc.class_name}): {exc}") from exc
     return instance
 
 

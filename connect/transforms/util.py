@@ -33,7 +33,7 @@ def settings(definition: ConfigDef, configs: Mapping[str, Any]) -> dict[str, Any
     raw = {k: (None if v is None else str(v)) for k, v in configs.items()}
     for result in definition.validate(raw):
         if result.errors:
-            raise _config_error(result.name, raw.get(result.name), result.errors[0])
+            raise _ValidationError(result.name, raw.get(result.name), result.errors[0])
     out: dict[str, Any] = {}
     for k in definition.keys:
         value = raw.get(k.name, k.default)
@@ -41,17 +41,15 @@ def settings(definition: ConfigDef, configs: Mapping[str, Any]) -> dict[str, Any
     return out
 
 
-class _FullMessageConfigError(ConfigError):
+class _ValidationError(ConfigError):
+    """A ConfigError whose text is a validator's complete message (it names the key and value already)."""
+
     def __init__(self, name: str, value: object, message: str) -> None:
         super().__init__(name, value, message)
         self.args = (message,)
 
     def __str__(self) -> str:
         return str(self.args[0])
-
-
-def _config_error(name: str, value: object, message: str) -> ConfigError:
-    return _FullMessageConfigError(name, value, message)
 
 
 def _typed(type_: ConfigType, value: str | None) -> Any:
