@@ -179,6 +179,7 @@ class _Inference:
 
     def __init__(self, array_as_document: bool) -> None:
         self.array_as_document = array_as_document
+        self.empty_arrays_null = False
         self._schemas: dict[tuple[str, bool, Any], Schema] = {}
 
     def top_schema(self, document: Mapping[str, Any], name: str, shape: Any = None) -> Schema:
@@ -276,6 +277,8 @@ class _Inference:
                     values[key] = self.value(item, field.schema)
             return out
         if schema.type is Type.ARRAY:
+            if not value and self.empty_arrays_null:
+                return None
             items_schema = schema.value_schema
             assert items_schema is not None
             return [item if item is None or type(item) in _PLAIN else self.value(item, items_schema)
@@ -359,7 +362,8 @@ class ExtractNewDocumentState(Transformation):
         _k("delete.tombstone.handling.mode.rewrite-with-id", ConfigType.BOOLEAN, "false", "LOW", "SHORT",
            "Rewrite with _id", "With rewrite, also add _id (from the key) to the rewritten delete."),
         _k("field.name.adjustment.mode", ConfigType.STRING, "none", "LOW", "SHORT", "Field name adjustment",
-           "Field name adjustment: only 'none' changes nothing here.", _one_of("none", "avro", "avro_unicode")),
+           "none, or avro: field names made valid Avro names (invalid characters become _, a leading digit gets a "
+           "_ prefix) and empty arrays written as null.", _one_of("none", "avro")),
     ))
 
     def config(self) -> ConfigDef:
@@ -378,6 +382,8 @@ class ExtractNewDocumentState(Transformation):
             return (value if value is not None else default) or ""
 
         self.inference = _Inference(get("array.encoding").strip().lower() == "document")
+        self.avro_names = get("field.name.adjustment.mode").strip().lower() == "avro"
+        self.inference.empty_arrays_null = self.avro_names
         self._derived: dict[tuple[Any, ...], tuple[Any, Any]] = {}
         self.flatten = get("flatten.struct").strip().lower() == "true"
         self.delimiter = get("flatten.struct.delimiter")
@@ -412,7 +418,11 @@ class ExtractNewDocumentState(Transformation):
             return new_record(record, key_schema=key_out_schema, key=new_key, value_schema=None, value=None,
                               headers=headers)
         document, shape = self._document(envelope, key_id, deleted)
+        if self.avro_names:
+            document, shape = _avro_names(document), None
         name = value_schema.name[: -len(".Envelope")] if value_schema.name else None
+        if self.avro_names and name:
+            name = ".".join(avro_name(segment) for segment in name.split("."))
         schema = self.inference.top_schema(document, name or "", shape)
         extra: list[tuple[str, Schema, Any]] = []
         if self.mode.startswith("rewrite"):
@@ -514,6 +524,25 @@ class ExtractNewDocumentState(Transformation):
 
     def _headers(self, envelope: Struct) -> list[Header]:
         return [Header(name, schema, value) for name, schema, value in self._added(envelope, self.headers)]
+
+
+def avro_name(name: str) -> str:
+    """Debezium's ``avro`` field name adjustment: ``[A-Za-z_][A-Za-z0-9_]*``, invalid characters replaced by ``_``,
+    a leading digit prefixed with ``_``."""
+    if not name:
+        return name
+    first = name[0]
+    head = first if (first.isascii() and (first.isalpha() or first == "_")) else \
+        ("_" + first if first.isascii() and first.isdigit() else "_")
+    return head + "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in name[1:])
+
+
+def _avro_names(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {avro_name(k): _avro_names(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_avro_names(v) for v in value]
+    return value
 
 
 def _spec(item: str, prefix: str) -> tuple[str, str, str]:

@@ -157,6 +157,7 @@ def _mongo_records() -> list[dict[str, Any]]:
          "objs": [{"x": 1}, {"x": 2, "y": "z"}], "empty": [], "nul": None, "f": 2.5, "ok": True},
         {"_id": 7, "name": 42, "nested": "now a string", "list": ["a", "b"]},
         {"_id": "str-id", "deep": {"l1": {"l2": {"l3": {"v": 1}}}}, "mixed_array": [1, "two", 3.0]},
+        {"_id": 9, "bad-name": 1, "1st": "x", "ünï": True, "nested": {"a.b": 2, "$x": [], "ok": [1]}},
     ]
     events = []
     for i, doc in enumerate(docs):
@@ -339,6 +340,7 @@ def smt_cases() -> list[dict[str, Any]]:
         "rewrite_with_tombstone_headers": {"delete.tombstone.handling.mode": "rewrite-with-tombstone",
                                            "add.headers": "op,db,ts_ms", "add.fields": "txnNumber,lsid"},
         "flatten_document_arrays": {"flatten.struct": "true", "array.encoding": "document"},
+        "avro_names": {"field.name.adjustment.mode": "avro"},
         "delete_to_tombstone": {"delete.tombstone.handling.mode": "delete-to-tombstone",
                                 "add.headers": "op,source.ord", "add.headers.prefix": "h_"},
     }
