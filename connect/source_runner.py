@@ -285,10 +285,7 @@ class WorkerSourceTask:
     def _dropped(self, record: SourceRecord) -> None:
         """A record filtered by a transform or skipped by ``errors.tolerance=all``: its offset still counts."""
         self._submitted.submit(record.source_partition, record.source_offset).ack()
-        try:
-            self._task.commit_record(record)
-        except Exception:
-            log.exception("%s commit_record failed", self.id)
+        self._commit_record(record)
 
     def _convert(self, record: SourceRecord) -> tuple[bytes | None, bytes | None, list[tuple[str, bytes]]] | None:
         """Key, value and headers as bytes; None when a converter failed and the record is skipped."""
@@ -317,10 +314,22 @@ class WorkerSourceTask:
 
     def _on_done(self, submitted: SubmittedRecord, record: SourceRecord, result: Any) -> None:
         if isinstance(result, BaseException):
-            self._on_error(record.topic, result)
+            if not self._errors.config.tolerance_all:
+                self._on_error(record.topic, result)
+                return
+            # errors.tolerance=all skips records Kafka refused too, as Connect does (logged, counted, offset kept)
+            self._errors.failures += 1
+            self._errors.skipped += 1
+            log.warning("%s Skipping a record Kafka refused for %s (errors.tolerance=all): %s", self.id,
+                        record.topic, result)
+            submitted.ack()
+            self._commit_record(record)
             return
         submitted.ack()
         self._written += 1
+        self._commit_record(record)
+
+    def _commit_record(self, record: SourceRecord) -> None:
         try:
             self._task.commit_record(record)
         except Exception:

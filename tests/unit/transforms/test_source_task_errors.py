@@ -1,0 +1,142 @@
+"""The source-task loop with transforms and errors.tolerance, driven with an in-process fake producer (the real
+Kafka path is covered by tests/integration/transforms): dropped and skipped records keep their offsets moving,
+failures with tolerance none fail the task, and records Kafka refuses are skipped with tolerance all."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+from connect.api.data import STRING, Schema, Struct, Type, struct_schema
+from connect.api.records import SourceRecord
+from connect.api.task import SourceTask
+from connect.error_handling import ErrorHandlingConfig
+from connect.source_runner import Converters, TaskStatusListener, WorkerSourceTask
+from connect.storage.config_state import ConnectorTaskId
+from connect.storage.file import FileOffsetStore
+from connect.transformation_chain import build_chain
+from converters.header import SimpleHeaderConverter
+from converters.json import JsonConverter
+
+SCHEMA = struct_schema([("n", Schema(Type.INT32)), ("s", STRING)], name="v")
+
+
+class _Task(SourceTask):
+    def __init__(self, values: list[Any]) -> None:
+        self.values = list(values)
+        self.committed: list[SourceRecord] = []
+
+    def start(self, props: Any) -> None:
+        pass
+
+    def poll(self) -> list[SourceRecord] | None:
+        out = [SourceRecord({"p": 0}, {"n": i}, "t", None, None, None, SCHEMA, v) for i, v in enumerate(self.values)]
+        self.values = []
+        return out or None
+
+    def commit_record(self, record: SourceRecord) -> None:
+        self.committed.append(record)
+
+    def stop(self) -> None:
+        pass
+
+
+class _Result:
+    def __init__(self, outcome: Any) -> None:
+        self.outcome = outcome
+
+    def add_both(self, fn: Any, *args: Any) -> None:
+        fn(*args, self.outcome)
+
+
+class _Producer:
+    """Refuses (asynchronously) the records whose value contains ``refuse``."""
+
+    def __init__(self) -> None:
+        self.sent: list[bytes | None] = []
+
+    def send(self, topic: str, *, value: bytes | None, **_: Any) -> _Result:
+        if value is not None and b"refuse" in value:
+            return _Result(RuntimeError("RecordTooLarge (simulated)"))
+        self.sent.append(value)
+        return _Result(None)
+
+    def dispatch(self) -> None:
+        pass
+
+    def flush(self, timeout: float | None = None) -> None:
+        pass
+
+    def close(self, timeout: float | None = None) -> None:
+        pass
+
+
+class _Listener(TaskStatusListener):
+    def __init__(self) -> None:
+        self.failed: list[str] = []
+        self.started = threading.Event()
+
+    def on_startup(self, task_id: ConnectorTaskId) -> None:
+        self.started.set()
+
+    def on_failure(self, task_id: ConnectorTaskId, trace: str) -> None:
+        self.failed.append(trace)
+
+
+def _run(tmp_path: Path, values: list[Any], props: dict[str, str]) -> tuple[_Task, _Producer, _Listener, Any]:
+    task, producer, listener = _Task(values), _Producer(), _Listener()
+    converters = Converters(JsonConverter(), JsonConverter(), SimpleHeaderConverter())
+    converters.key.configure({}, True)
+    converters.value.configure({}, False)
+    store = FileOffsetStore(tmp_path / "offsets.json")
+    runner = WorkerSourceTask(ConnectorTaskId("c", 0), task, {}, converters, producer, store, listener,
+                              flush_interval_ms=50, flush_timeout_ms=1000, chain=build_chain(props),
+                              errors=ErrorHandlingConfig.parse(props))
+    runner.start()
+    listener.started.wait(5)
+    threading.Event().wait(0.5)
+    runner.stop()
+    assert runner.await_stop(10)
+    offsets = json.loads(store.path.read_text()) if store.path.exists() else []
+    return task, producer, listener, offsets
+
+
+def _value(n: int, s: str) -> Struct:
+    return Struct(SCHEMA, {"n": n, "s": s})
+
+
+CAST = {"transforms": "c", "transforms.c.type": "org.apache.kafka.connect.transforms.Cast$Value",
+        "transforms.c.spec": "s:int32"}
+
+
+def test_filtered_records_commit_their_offsets(tmp_path: Path) -> None:
+    props = {"transforms": "f", "transforms.f.type": "Filter", "transforms.f.predicate": "p",
+             "predicates": "p", "predicates.p.type": "TopicNameMatches", "predicates.p.pattern": "t"}
+    task, producer, listener, offsets = _run(tmp_path, [_value(1, "a"), _value(2, "b")], props)
+    assert producer.sent == [] and not listener.failed
+    assert len(task.committed) == 2
+    assert [json.loads(v) for _, v in offsets] == [{"n": 1}]
+
+
+def test_tolerance_all_skips_what_a_transform_cannot_handle(tmp_path: Path) -> None:
+    task, producer, listener, offsets = _run(tmp_path, [_value(1, "12"), _value(2, "x"), _value(3, "3")],
+                                             {**CAST, "errors.tolerance": "all"})
+    assert [json.loads(v or b"null")["payload"]["s"] for v in producer.sent] == [12, 3]
+    assert not listener.failed and [json.loads(v) for _, v in offsets] == [{"n": 2}]
+
+
+def test_tolerance_none_fails_the_task(tmp_path: Path) -> None:
+    _, producer, listener, _ = _run(tmp_path, [_value(1, "12"), _value(2, "x")], CAST)
+    assert len(listener.failed) == 1 and "Tolerance exceeded in error handler" in listener.failed[0]
+    assert "could not be cast" in listener.failed[0]
+
+
+def test_records_kafka_refuses(tmp_path: Path) -> None:
+    values = [_value(1, "ok"), _value(2, "refuse"), _value(3, "ok")]
+    task, producer, listener, offsets = _run(tmp_path, values, {"errors.tolerance": "all"})
+    assert len(producer.sent) == 2 and not listener.failed and len(task.committed) == 3
+    assert [json.loads(v) for _, v in offsets] == [{"n": 2}]
+    _, _, listener, _ = _run(tmp_path / "none", values, {})
+    assert listener.failed and "RecordTooLarge" in listener.failed[0]
