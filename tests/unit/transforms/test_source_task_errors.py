@@ -125,11 +125,13 @@ def test_tolerance_all_skips_what_a_transform_cannot_handle(tmp_path: Path) -> N
                                              {**CAST, "errors.tolerance": "all"})
     assert [json.loads(v or b"null")["payload"]["s"] for v in producer.sent] == [12, 3]
     assert not listener.failed and [json.loads(v) for _, v in offsets] == [{"n": 2}]
+    assert len(task.committed) == 3
 
 
 def test_tolerance_none_fails_the_task(tmp_path: Path) -> None:
     _, producer, listener, _ = _run(tmp_path, [_value(1, "12"), _value(2, "x")], CAST)
-    assert len(listener.failed) == 1 and "Tolerance exceeded in error handler" in listener.failed[0]
+    assert len(producer.sent) == 1 and len(listener.failed) == 1
+    assert "Tolerance exceeded in error handler" in listener.failed[0]
     assert "could not be cast" in listener.failed[0]
 
 
