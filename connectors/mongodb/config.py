@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
+
+from bson import json_util
 
 from connect.api.config import ConfigDef, ConfigKey, ConfigType, parse_bool, parse_list
 from connect.api.errors import ConfigError
@@ -134,6 +136,16 @@ CONFIG_DEF = ConfigDef((
                                               "initial_only, no_data (never), when_needed or always."),
     _key("snapshot.fetch.size", ConfigType.INT, "0", group="Connector", order=20, validators=(_non_negative,),
          doc="Documents per batch while snapshotting (0: the server's default)."),
+    _key("snapshot.max.threads", ConfigType.INT, "1", group="Connector", order=23, validators=(_positive,),
+         doc="Threads reading the initial snapshot, across and within collections (chunks of _id values)."),
+    _key("snapshot.delay.ms", ConfigType.LONG, "0", group="Connector", order=24, validators=(_non_negative,),
+         doc="Milliseconds to wait before the snapshot starts."),
+    _key("snapshot.include.collection.list", ConfigType.LIST, group="Connector", order=25,
+         validators=(_regex_list,), doc="Regular expressions matching the fully-qualified names (db.collection) of "
+                                        "the captured collections to snapshot (default: all captured)."),
+    _key("snapshot.collection.filter.overrides", ConfigType.LIST, group="Connector", order=26,
+         doc="db.collection names whose snapshot reads only the documents matching the filter given in "
+             "snapshot.collection.filter.overrides.<db>.<collection> (a MongoDB filter document as JSON)."),
     _key("heartbeat.interval.ms", ConfigType.INT, "0", group="Connector", order=21, validators=(_non_negative,),
          doc="Milliseconds between heartbeat records (0: none); they keep offsets moving on idle or filtered streams."),
     _key("topic.heartbeat.prefix", default="__debezium-heartbeat", group="Connector", order=22,
@@ -141,6 +153,16 @@ CONFIG_DEF = ConfigDef((
     _key("extended.headers.enabled", ConfigType.BOOLEAN, "true", group="Connector", order=18,
          doc="Whether to add the __debezium.context.* headers to data records."),
 ))
+
+
+def _filter_problem(text: str | None) -> str | None:
+    if not text:
+        return "no filter given (snapshot.collection.filter.overrides.<db>.<collection>)"
+    try:
+        parsed = json_util.loads(text)
+    except ValueError as exc:
+        return f"the filter is not valid JSON: {exc}"
+    return None if isinstance(parsed, dict) else "the filter must be a JSON object"
 
 
 def _mutually_exclusive(props: Mapping[str, str], include: str, exclude: str) -> str | None:
@@ -162,6 +184,9 @@ def validate(props: Mapping[str, str]) -> list:  # type: ignore[type-arg]
             by_name["max.queue.size"].errors.append("Must be larger than the maximum batch size")
     except ValueError:
         pass
+    for ns in parse_list(props.get("snapshot.collection.filter.overrides")):
+        if (message := _filter_problem(props.get(f"snapshot.collection.filter.overrides.{ns}"))) is not None:
+            by_name["snapshot.collection.filter.overrides"].errors.append(f"{ns}: {message}")
     scope = (props.get("capture.scope") or "deployment").strip().lower()
     if scope in ("database", "collection") and not props.get("capture.target"):
         by_name["capture.target"].errors.append(f"A target is required for capture.scope={scope}")
@@ -196,6 +221,10 @@ class MongoDbConfig:
     connect_timeout_ms: int
     server_selection_timeout_ms: int
     socket_timeout_ms: int
+    snapshot_max_threads: int = 1
+    snapshot_delay_ms: int = 0
+    snapshot_include: tuple[re.Pattern[str], ...] = ()
+    snapshot_filters: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, props: Mapping[str, str]) -> MongoDbConfig:
@@ -235,6 +264,11 @@ class MongoDbConfig:
             connect_timeout_ms=integer("mongodb.connect.timeout.ms", 10_000),
             server_selection_timeout_ms=integer("mongodb.server.selection.timeout.ms", 30_000),
             socket_timeout_ms=integer("mongodb.socket.timeout.ms", 0),
+            snapshot_max_threads=integer("snapshot.max.threads", 1),
+            snapshot_delay_ms=integer("snapshot.delay.ms", 0),
+            snapshot_include=patterns("snapshot.include.collection.list"),
+            snapshot_filters={ns: props[f"snapshot.collection.filter.overrides.{ns}"]
+                              for ns in parse_list(props.get("snapshot.collection.filter.overrides"))},
         )
 
 

@@ -1,20 +1,20 @@
-"""Debezium's initial snapshot, single-threaded: the change-stream position is taken first, then every
-captured collection is read with ``find()``; each document becomes an ``r`` record. Streaming then resumes
-from the position taken before the copy, so a change made during the copy is emitted afterwards too.
+"""Debezium's initial snapshot: the change-stream position is taken first, then every captured collection is
+read (by :mod:`snapshot_parallel`); each document becomes an ``r`` record. Streaming then resumes from the
+position taken before the copy, so a change made during the copy is emitted afterwards too.
 
-While the snapshot runs, offsets carry ``initsync: true``: a restart in the middle snapshots again (as
-Debezium does); the final record gets ``source.snapshot = last`` and the position without ``initsync``.
+While the snapshot runs, offsets carry ``initsync: true`` (and our ``snapshot_progress``); the final record gets
+``source.snapshot = last`` and the position without either.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable
 from typing import Any
 
-from connect.api.records import SourceRecord
 from connectors.mongodb.config import ALWAYS_EXCLUDED_DATABASES
-from connectors.mongodb.events import ChangeEventConverter, encode_resume_token
+from connectors.mongodb.events import encode_resume_token
 
 log = logging.getLogger(__name__)
 
@@ -29,37 +29,17 @@ def start_position(client: Any, watch_target: Any) -> dict[str, Any]:
     return {"sec": -1, "ord": -1, "resume_token": encode_resume_token(token)}
 
 
-def captured_collections(client: Any, captured: Callable[[str, str], bool]) -> list[tuple[str, str]]:
-    """``(db, collection)`` pairs to copy, sorted by collection name as Debezium does."""
+def captured_collections(client: Any, captured: Callable[[str, str], bool],
+                         include: tuple[re.Pattern[str], ...] = ()) -> list[tuple[str, str]]:
+    """``(db, collection)`` pairs to copy, sorted by collection name as Debezium does; ``include`` is
+    ``snapshot.include.collection.list`` (full match on ``db.collection``)."""
     found = []
     for db in client.list_database_names():
         if db in ALWAYS_EXCLUDED_DATABASES:
             continue
         for coll in client[db].list_collection_names():
-            if not coll.startswith("system.") and captured(db, coll):
+            if coll.startswith("system.") or not captured(db, coll):
+                continue
+            if not include or any(p.fullmatch(f"{db}.{coll}") for p in include):
                 found.append((db, coll))
     return sorted(found, key=lambda pair: (pair[1], pair[0]))
-
-
-def snapshot_records(client: Any, collections: list[tuple[str, str]], events: ChangeEventConverter,
-                     position: dict[str, Any], fetch_size: int, batch: int, name: str) -> Iterator[list[SourceRecord]]:
-    """Batches of ``r`` records; the very last one is marked ``last`` and carries ``position`` (no initsync)."""
-    running = {**position, "initsync": True}
-    held: SourceRecord | None = None
-    out: list[SourceRecord] = []
-    for db, coll in collections:
-        count = 0
-        cursor = client[db][coll].find({}, batch_size=fetch_size)
-        for doc in cursor:
-            if held is not None:
-                out.append(held)
-            held = events.snapshot_record(doc, db, coll, running)
-            count += 1
-            if len(out) >= batch:
-                yield out
-                out = []
-        log.info("[%s|task-0] Snapshot of %s.%s: %s documents", name, db, coll, count)
-    if held is not None:
-        out.append(events.with_snapshot_marker(held, "last", position))
-    if out:
-        yield out

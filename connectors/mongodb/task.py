@@ -8,16 +8,19 @@ after the stored token; without one it starts at the current time.
 from __future__ import annotations
 
 import logging
+import threading
+import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import pymongo
-from bson import Timestamp
+from bson import Timestamp, json_util
 from pymongo import uri_parser
 from pymongo.errors import PyMongoError
 
 from connect.api.errors import ConnectError, RetriableError
+from connect.api.metrics import Metric, debezium_metric
 from connect.api.records import SourceRecord
 from connect.api.task import SourceTask
 from connectors.mongodb import snapshot
@@ -25,6 +28,8 @@ from connectors.mongodb.config import CaptureMode, CaptureScope, CollectionFilte
 from connectors.mongodb.events import ChangeEventConverter, decode_resume_token, encode_resume_token
 from connectors.mongodb.fetcher import POSITION, ChangeStreamFetcher
 from connectors.mongodb.heartbeat import Heartbeat
+from connectors.mongodb.snapshot_parallel import ParallelSnapshot, SnapshotSettings
+from connectors.mongodb.snapshot_progress import OFFSET_KEY, SnapshotProgress
 
 log = logging.getLogger(__name__)
 
@@ -90,10 +95,14 @@ class MongoDbConnectorTask(SourceTask):
             self._start_at = Timestamp(int(stored["sec"]), max(int(stored.get("ord", 0)), 0))
         self._fetcher: ChangeStreamFetcher | None = None
         self._stopped = False
+        self._stop_event = threading.Event()
         self._streaming = self.config.snapshot_mode is not SnapshotMode.INITIAL_ONLY
-        self._snapshot: Iterator[list[SourceRecord]] | None = None
+        self._snapshot: ParallelSnapshot | None = None
+        self._last_snapshot: ParallelSnapshot | None = None
+        self._snapshot_due: float | None = None
         if self._needs_snapshot(stored):
-            self._begin_snapshot()
+            self._stored = stored
+            self._snapshot_due = time.monotonic() + self.config.snapshot_delay_ms / 1000
             return
         log.info("[%s|task-0] Starting change stream %s", self.name,
                  "after the stored resume token" if self._resume_token else
@@ -111,15 +120,30 @@ class MongoDbConnectorTask(SourceTask):
             return False
         return mode is SnapshotMode.ALWAYS or not stored or interrupted
 
-    def _begin_snapshot(self) -> None:
-        position = snapshot.start_position(self.client, self._watch_target())
+    def _begin_snapshot(self, stored: Mapping[str, Any] | None) -> None:
+        """Resume an interrupted parallel snapshot from its stored position and progress, else start one."""
+        progress, position = SnapshotProgress(), {}
+        if stored and stored.get("initsync") and stored.get(OFFSET_KEY) and stored.get("resume_token"):
+            try:
+                progress = SnapshotProgress.decode(str(stored[OFFSET_KEY]))
+                position = {"sec": stored.get("sec", -1), "ord": stored.get("ord", -1),
+                            "resume_token": str(stored["resume_token"])}
+                log.info("[%s|task-0] Resuming the interrupted snapshot", self.name)
+            except ValueError as exc:
+                log.warning("[%s|task-0] Snapshot starts over: %s", self.name, exc)
+                progress = SnapshotProgress()
+        if not progress.started:
+            position = snapshot.start_position(self.client, self._watch_target())
         self._resume_token = decode_resume_token(position["resume_token"])
-        collections = snapshot.captured_collections(self.client, self.captured)
-        log.info("[%s|task-0] Snapshot of %s collection(s) starts; streaming resumes from the position taken now",
-                 self.name, len(collections))
-        self._snapshot = snapshot.snapshot_records(self.client, collections, self.events, position,
-                                                   self.config.snapshot_fetch_size, self.config.max_batch_size,
-                                                   self.name)
+        self._start_at = None
+        collections = snapshot.captured_collections(self.client, self.captured, self.config.snapshot_include)
+        settings = SnapshotSettings(
+            threads=self.config.snapshot_max_threads, chunk_size=self.config.snapshot_fetch_size or 2048,
+            fetch_size=self.config.snapshot_fetch_size, batch=self.config.max_batch_size,
+            filters={ns: json_util.loads(text) for ns, text in self.config.snapshot_filters.items()})
+        self._snapshot = ParallelSnapshot(self.client, collections, self.events, position, progress, settings,
+                                          self.name)
+        self._snapshot.start()
 
     def _watch_target(self) -> Any:
         scope, target = self.config.capture_scope, self.config.capture_target or ""
@@ -152,6 +176,8 @@ class MongoDbConnectorTask(SourceTask):
         """Up to ``max.batch.size`` events' records; returns after about half a second when idle."""
         if self._stopped:
             return None
+        if self._snapshot_due is not None:
+            return self._start_snapshot_when_due()
         if self._snapshot is not None:
             return self._poll_snapshot()
         if not self._streaming:
@@ -189,18 +215,48 @@ class MongoDbConnectorTask(SourceTask):
         assert self._resume_token is not None
         return {"sec": -1, "ord": -1, "resume_token": encode_resume_token(self._resume_token)}
 
-    def _poll_snapshot(self) -> list[SourceRecord] | None:
-        assert self._snapshot is not None
-        try:
-            return next(self._snapshot)
-        except StopIteration:
-            self._snapshot = None
-            log.info("[%s|task-0] Snapshot completed%s", self.name, "" if self._streaming else "; not streaming")
+    def _start_snapshot_when_due(self) -> list[SourceRecord] | None:
+        assert self._snapshot_due is not None
+        wait = self._snapshot_due - time.monotonic()
+        if wait > 0:
+            self._stop_event.wait(min(wait, POLL_AWAIT_MS / 1000))
             return None
+        self._snapshot_due = None
+        try:
+            self._begin_snapshot(self._stored)
         except PyMongoError as exc:
+            raise ConnectError(f"[{self.name}] Snapshot failed: {exc}") from exc
+        return None
+
+    def _poll_snapshot(self) -> list[SourceRecord] | None:
+        running = self._snapshot
+        assert running is not None
+        try:
+            records = running.poll(POLL_AWAIT_MS / 1000)
+        except Exception as exc:
             if self._stopped:
                 return None
             raise ConnectError(f"[{self.name}] Snapshot failed: {exc}") from exc
+        if records is None:
+            running.stop()
+            self._snapshot, self._last_snapshot = None, running
+            log.info("[%s|task-0] Snapshot completed in %.1f s%s", self.name,
+                     (running.finished or time.monotonic()) - running.started,
+                     "" if self._streaming else "; not streaming")
+        return records or None
+
+    def metrics(self) -> list[Metric]:
+        """Debezium's snapshot metrics (context ``snapshot``)."""
+        run = self._snapshot or self._last_snapshot
+        if run is None:
+            return []
+        end = run.finished or time.monotonic()
+        values = {"TotalTableCount": run.total_collections, "RemainingTableCount": run.remaining_collections,
+                  "RowsScanned": run.rows_scanned, "SnapshotRunning": int(run.finished is None),
+                  "SnapshotCompleted": int(run.finished is not None), "SnapshotAborted": 0,
+                  "SnapshotDurationInSeconds": int(end - run.started)}
+        return [debezium_metric(key, value, plugin="mongodb", server=self.config.topic_prefix, context="snapshot",
+                                task=0) for key, value in values.items()]
 
     def _close_fetcher(self) -> None:
         fetcher, self._fetcher = self._fetcher, None
@@ -210,6 +266,12 @@ class MongoDbConnectorTask(SourceTask):
     def stop(self) -> None:
         """Called from another thread: closing the client makes a blocked poll return."""
         self._stopped = True
+        stop_event = getattr(self, "_stop_event", None)
+        if stop_event is not None:
+            stop_event.set()
+        running = getattr(self, "_snapshot", None)
+        if running is not None:
+            running.stop(timeout=0)
         if getattr(self, "_fetcher", None) is not None:
             self._close_fetcher()
         client = getattr(self, "client", None)

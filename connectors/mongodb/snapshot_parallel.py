@@ -1,0 +1,289 @@
+"""The initial snapshot, read by ``snapshot.max.threads`` threads at once, across and within collections, and
+resumable after a crash.
+
+A *planner* thread cuts each collection into up to ``threads`` ``_id`` ranges at split points taken from a
+``$sample`` of ``_id``s, sorted in the server's order (:mod:`bsonorder`: every BSON type, mixed types, type-
+bracketed bounds). *Fetcher* threads read the ranges, each in ``_id`` order, and hand chunks of documents to the
+polling thread, which turns them into ``r`` records.
+
+Progress (:mod:`snapshot_progress`) rides on the records' offsets: the last record of a chunk carries the state
+with that chunk emitted (its range's last ``_id``), so an offset committed by the framework never claims more than
+Kafka acknowledged. A restart continues each range after its last committed ``_id``: only chunks in flight are
+read twice.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pymongo.errors import PyMongoError
+
+from connect.api.records import SourceRecord
+from connectors.mongodb.bsonorder import NO_SERVER_BOUND, range_filter, sort_key, type_rank
+from connectors.mongodb.events import ChangeEventConverter
+from connectors.mongodb.snapshot_progress import OFFSET_KEY, RangeState, SnapshotProgress
+
+log = logging.getLogger(__name__)
+
+_END = object()
+SAMPLES_PER_RANGE = 32
+LOG_INTERVAL_S = 10.0
+
+
+@dataclass(frozen=True)
+class SnapshotSettings:
+    """How to read: threads, ids per chunk, server batch size, ``max.batch.size`` and per-collection filters."""
+
+    threads: int = 1
+    chunk_size: int = 2048
+    fetch_size: int = 0
+    batch: int = 2048
+    filters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class _Stats:
+    """Per collection: documents emitted, the estimated total, when it started."""
+
+    started: float = field(default_factory=time.monotonic)
+    emitted: int = 0
+    estimate: int | None = None
+    logged: float = field(default_factory=time.monotonic)
+
+
+class ParallelSnapshot:
+    """One run of the initial snapshot (started by :meth:`start`, drained by :meth:`poll`)."""
+
+    def __init__(self, client: Any, collections: list[tuple[str, str]], events: ChangeEventConverter,
+                 position: Mapping[str, Any], progress: SnapshotProgress, settings: SnapshotSettings,
+                 name: str) -> None:
+        self._client = client
+        self._collections = [(db, coll) for db, coll in collections if not progress.completed(f"{db}.{coll}")]
+        self.total_collections = len(collections)
+        self._events = events
+        self._position = dict(position)
+        self._progress = progress
+        self._settings = settings
+        self._name = name
+        self._threads = max(1, settings.threads)
+        self._work: queue.Queue[Any] = queue.Queue(maxsize=self._threads * 2)
+        self._results: queue.Queue[Any] = queue.Queue(maxsize=self._threads * 2)
+        self._stop = threading.Event()
+        self._workers: list[threading.Thread] = []
+        self._ended = 0
+        self._held: SourceRecord | None = None
+        self._running = {**self._position, "initsync": True, OFFSET_KEY: progress.encode()}
+        self._stats: dict[str, _Stats] = {}
+        self.rows_scanned = 0
+        self.started = time.monotonic()
+        self.finished: float | None = None
+
+    @property
+    def remaining_collections(self) -> int:
+        """Collections not completely emitted yet."""
+        return self.total_collections - self._progress.completed_count
+
+    def start(self) -> None:
+        """Start the planner and the fetcher threads."""
+        log.info("[%s|task-0] Snapshot of %s collection(s) (%s already done) with %s thread(s)", self._name,
+                 self.total_collections, self.total_collections - len(self._collections), self._threads)
+        self._spawn(self._plan, "planner")
+        for index in range(self._threads):
+            self._spawn(self._fetch, f"fetcher-{index}")
+
+    def _spawn(self, target: Callable[[], None], role: str) -> None:
+        thread = threading.Thread(target=target, name=f"{self._name}-snapshot-{role}", daemon=True)
+        self._workers.append(thread)
+        thread.start()
+
+    def _failed(self, exc: Exception) -> None:
+        """Hand a reading thread's error to the polling thread (before that thread reports its end)."""
+        if not self._stop.is_set():
+            self._put(self._results, exc)
+
+    def _put(self, target: queue.Queue[Any], item: Any) -> bool:
+        while not self._stop.is_set():
+            try:
+                target.put(item, timeout=0.5)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _plan(self) -> None:
+        """Cut each collection into ``_id`` ranges and queue them, collection after collection."""
+        try:
+            for db, coll in self._collections:
+                if self._stop.is_set():
+                    return
+                self._plan_collection(db, coll)
+        except Exception as exc:  # noqa: BLE001 - the polling thread fails the task with it
+            self._failed(exc)
+        finally:
+            for _ in range(self._threads):
+                self._put(self._work, _END)
+
+    def _plan_collection(self, db: str, coll: str) -> None:
+        ns = f"{db}.{coll}"
+        self._stats[ns] = stats = _Stats()
+        self._estimate(db, coll, stats)
+        ranges = self._progress.ranges(ns)
+        if ranges is None:
+            ranges = self._progress.plan(ns, self._split_points(db, coll, stats.estimate or 0))
+        log.info("[%s|task-0] Snapshot of %s: %s range(s), about %s documents", self._name, ns, len(ranges),
+                 stats.estimate if stats.estimate is not None else "?")
+        if all(r.done for r in ranges):
+            self._put(self._results, (ns, 0, [], True))
+        for index, state in enumerate(ranges):
+            if not state.done and not self._put(self._work, (ns, db, coll, index, state)):
+                return
+
+    def _split_points(self, db: str, coll: str, estimate: int) -> list[Any]:
+        """Up to ``threads - 1`` split points from a ``$sample`` of ``_id``s (none for a small collection)."""
+        wanted = min(self._threads, estimate // max(self._settings.chunk_size, 1))
+        if wanted < 2:
+            return []
+        sample = self._client[db][coll].aggregate([{"$sample": {"size": wanted * SAMPLES_PER_RANGE}},
+                                                   {"$project": {"_id": 1}}])
+        keyed: dict[tuple[Any, ...], Any] = {}
+        for doc in sample:
+            value = doc["_id"]
+            if type_rank(value) not in NO_SERVER_BOUND:
+                keyed.setdefault(sort_key(value), value)
+        ordered = [keyed[k] for k in sorted(keyed)]
+        if len(ordered) < wanted:
+            return []
+        step = len(ordered) / wanted
+        return [ordered[int(step * i)] for i in range(1, wanted)]
+
+    def _estimate(self, db: str, coll: str, stats: _Stats) -> None:
+        try:
+            stats.estimate = int(self._client[db][coll].estimated_document_count(maxTimeMS=60_000))
+        except PyMongoError:
+            log.debug("[%s|task-0] No document count for %s.%s", self._name, db, coll, exc_info=True)
+
+    def _fetch(self) -> None:
+        """Read ranges in ``_id`` order, chunk by chunk."""
+        try:
+            while not self._stop.is_set():
+                try:
+                    item = self._work.get(timeout=0.5)
+                except queue.Empty:
+                    continue
+                if item is _END:
+                    return
+                if not self._read_range(*item):
+                    return
+        except Exception as exc:  # noqa: BLE001 - the polling thread fails the task with it
+            self._failed(exc)
+        finally:
+            self._put(self._results, _END)
+
+    def _read_range(self, ns: str, db: str, coll: str, index: int, state: RangeState) -> bool:
+        low, inclusive = (state.after, False) if state.started else (state.low, True)
+        bound = range_filter(low, inclusive, state.high)
+        skip_to = sort_key(state.after) if state.started and bound is None else None
+        if bound is None:  # a resume point the server cannot bound: skip to it here
+            bound = range_filter(state.low, True, state.high) or {}
+        query = dict(self._settings.filters.get(ns) or {})
+        query = {"$and": [query, bound]} if query and bound else bound or query
+        size = self._settings.chunk_size
+        cursor = (self._client[db][coll].find(query, batch_size=self._settings.fetch_size or size)
+                  .sort("_id", 1).hint([("_id", 1)]))
+        chunk: list[Mapping[str, Any]] = []
+        try:
+            for doc in cursor:
+                if self._stop.is_set():
+                    return False
+                if skip_to is not None and sort_key(doc["_id"]) <= skip_to:
+                    continue
+                chunk.append(doc)
+                if len(chunk) >= size:
+                    if not self._put(self._results, (ns, index, chunk, False)):
+                        return False
+                    chunk = []
+        finally:
+            cursor.close()
+        return self._put(self._results, (ns, index, chunk, True))
+
+    def poll(self, timeout: float = 0.5) -> list[SourceRecord] | None:
+        """The next records; ``[]`` while waiting; None once everything was emitted (the last batch before
+        that carries the record marked ``last``). Raises the first error of a reading thread."""
+        if self.finished is not None:
+            return None
+        out: list[SourceRecord] = []
+        wait = timeout
+        while len(out) < self._settings.batch:
+            try:
+                item = self._results.get(timeout=wait) if wait else self._results.get_nowait()
+            except queue.Empty:
+                break
+            wait = 0
+            if item is _END:
+                self._ended += 1
+                if self._ended >= self._threads:
+                    return self._finish(out)
+                continue
+            if isinstance(item, BaseException):
+                raise item
+            ns, index, docs, done = item
+            self._emit(ns, index, docs, done, out)
+        self._log_progress()
+        return out
+
+    def _emit(self, ns: str, index: int, docs: list[Mapping[str, Any]], done: bool,
+              out: list[SourceRecord]) -> None:
+        db, _, coll = ns.partition(".")
+        running = self._running
+        held = self._held
+        for doc in docs:
+            if held is not None:
+                out.append(held)
+            held = self._events.snapshot_record(doc, db, coll, running)
+        self.rows_scanned += len(docs)
+        stats = self._stats.get(ns)
+        if stats is not None:
+            stats.emitted += len(docs)
+        state, finished = self._progress.emitted(ns, index, docs[-1]["_id"] if docs else None, done)
+        self._running = {**self._position, "initsync": True, OFFSET_KEY: state}
+        if held is not None and docs:  # the chunk's last record carries the state with the chunk emitted
+            held = self._events.with_snapshot_marker(held, "true", self._running)
+        self._held = held
+        if finished and stats is not None:
+            elapsed = max(time.monotonic() - stats.started, 1e-3)
+            log.info("[%s|task-0] Snapshot of %s completed: %s documents in %.1f s (%.0f documents/s)",
+                     self._name, ns, stats.emitted, elapsed, stats.emitted / elapsed)
+
+    def _finish(self, out: list[SourceRecord]) -> list[SourceRecord] | None:
+        self.finished = time.monotonic()
+        if self._held is not None:
+            out.append(self._events.with_snapshot_marker(self._held, "last", self._position))
+            self._held = None
+        return out or None
+
+    def _log_progress(self) -> None:
+        now = time.monotonic()
+        for ns, stats in list(self._stats.items()):
+            if now - stats.logged < LOG_INTERVAL_S or (stats.estimate is not None and stats.emitted >= stats.estimate):
+                continue
+            stats.logged = now
+            rate = stats.emitted / max(now - stats.started, 1e-3)
+            total = "?" if stats.estimate is None else f"~{stats.estimate}"
+            left = "" if stats.estimate is None or rate <= 0 else \
+                f", about {max(stats.estimate - stats.emitted, 0) / rate:.0f} s left"
+            log.info("[%s|task-0] Snapshot of %s: %s of %s documents, %.0f documents/s%s", self._name, ns,
+                     stats.emitted, total, rate, left)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop every reading thread; idempotent."""
+        self._stop.set()
+        deadline = time.monotonic() + timeout
+        for thread in self._workers:
+            if thread is not threading.current_thread():
+                thread.join(max(0.0, deadline - time.monotonic()))
