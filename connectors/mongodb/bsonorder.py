@@ -169,9 +169,9 @@ def before_filter(value: Any, field: str = "_id") -> dict[str, Any] | None:
     clauses: list[dict[str, Any]] = [{field: {"$type": "minKey"}}]
     if earlier:
         clauses.append({field: {"$type": earlier}})
-    if rank == NUMBER and _number_key(value)[0] == 0:
-        pass  # nothing numeric sorts before NaN
-    elif rank != NULL:
+    if rank == NUMBER and _number_key(value)[0] == 1:
+        clauses.append({field: float("nan")})  # NaN sorts first but does not match $lt
+    if rank != NULL and not (rank == NUMBER and _number_key(value)[0] == 0):
         clauses.append({field: {"$lt": value}})
     return {"$or": clauses}
 

@@ -195,7 +195,7 @@ class ParallelSnapshot:
         query = {"$and": [query, bound]} if query and bound else bound or query
         size = self._settings.chunk_size
         cursor = (self._client[db][coll].find(query, batch_size=self._settings.fetch_size or size)
-                  .sort("_id", 1).hint([("_id", 1)]))
+                  .sort("_id", 1))
         chunk: list[Mapping[str, Any]] = []
         try:
             for doc in cursor:

@@ -1,0 +1,91 @@
+"""Helpers of the snapshot tests: bulk loading, reading a whole topic, replaying events into a final state."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from bson import json_util
+from kafka import KafkaConsumer, TopicPartition
+
+from tests.integration.support import Worker, payload
+
+CONNECTOR = "io.debezium.connector.mongodb.MongoDbConnector"
+
+
+def load(collection: Any, count: int, make: Callable[[int], dict[str, Any]], batch: int = 10_000) -> None:
+    """Insert ``count`` documents built by ``make(i)`` in unordered bulk batches."""
+    for start in range(0, count, batch):
+        collection.insert_many([make(i) for i in range(start, min(start + batch, count))], ordered=False)
+
+
+def create(worker: Worker, name: str, config: dict[str, str]) -> None:
+    reply = worker.http.post("/connectors", json={"name": name, "config": {"connector.class": CONNECTOR, **config}})
+    assert reply.status_code == 201, reply.text
+    worker.wait_running(name)
+
+
+def end_offset(bootstrap: str, topic: str) -> int:
+    """How many records ``topic`` holds (0 before it exists)."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
+    try:
+        partitions = consumer.partitions_for_topic(topic) or set()
+        tps = [TopicPartition(topic, p) for p in partitions]
+        return sum(consumer.end_offsets(tps).values()) if tps else 0
+    finally:
+        consumer.close()
+
+
+def read_all(bootstrap: str, topic: str, until: Callable[[list[Any]], bool], timeout: float) -> list[Any]:
+    """Every record of ``topic`` from the beginning, read until ``until(records)`` holds (fails after ``timeout``)."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+                             max_partition_fetch_bytes=8 << 20, fetch_max_bytes=64 << 20)
+    try:
+        deadline = time.monotonic() + timeout
+        partitions: set[int] | None = None
+        while time.monotonic() < deadline and not partitions:
+            partitions = consumer.partitions_for_topic(topic)
+            if not partitions:
+                time.sleep(0.5)
+        assert partitions, f"topic {topic} never appeared"
+        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        records: list[Any] = []
+        checked = 0
+        while time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=1000, max_records=50_000).values():
+                records.extend(batch)
+            if len(records) != checked:
+                checked = len(records)
+                if until(records):
+                    return records
+        raise AssertionError(f"{topic}: condition not met after {len(records)} records")
+    finally:
+        consumer.close()
+
+
+def event(record: Any) -> tuple[Any, dict[str, Any] | None]:
+    """``(_id, value payload)`` of a record (payload None for a tombstone)."""
+    key = json_util.loads('{"v": ' + payload(record.key)["id"] + "}")["v"]
+    return key, payload(record.value)
+
+
+def replay(records: list[Any]) -> dict[Any, dict[str, Any]]:
+    """The documents left after applying every event in order (per key): r/c/u set ``after``, d removes."""
+    state: dict[Any, dict[str, Any]] = {}
+    for record in records:
+        doc_id, body = event(record)
+        if body is None:
+            continue
+        if body["op"] == "d":
+            state.pop(doc_id, None)
+        elif body.get("after") is not None:
+            state[doc_id] = json_util.loads(body["after"])
+    return state
+
+
+def snapshot_marks(records: list[Any]) -> list[str]:
+    """``source.snapshot`` of every ``r`` record, in order."""
+    return [body["source"]["snapshot"] for _, body in map(event, records) if body is not None and body["op"] == "r"]

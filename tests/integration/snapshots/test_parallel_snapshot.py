@@ -1,0 +1,140 @@
+"""The parallel initial snapshot against the real stack: 200,000 documents read by 4 threads while another process
+writes, a SIGKILL in the middle of the copy, every ``_id`` type, the snapshot metrics."""
+
+from __future__ import annotations
+
+import datetime
+import multiprocessing
+import random
+import time
+import uuid
+from typing import Any
+
+import pymongo
+import pytest
+from bson import Decimal128, Int64, MaxKey, MinKey, ObjectId, Timestamp
+from bson.binary import Binary
+
+from connectors.mongodb.bsonorder import sort_key
+from tests.integration.snapshots.helpers import create, end_offset, event, load, read_all, replay, snapshot_marks
+from tests.integration.support import Worker, unique
+
+pytestmark = pytest.mark.integration
+
+DOCS = 200_000
+THREADS = 4
+CHUNK = 2048  # snapshot.fetch.size: documents per chunk
+
+
+def _small(i: int) -> dict[str, Any]:
+    return {"_id": i, "v": 0, "s": f"doc-{i}"}
+
+
+def _churn(uri: str, db: str, coll: str, stop: Any, started: Any) -> None:
+    """Another process: inserts, updates and deletes at random until ``stop`` is set, then writes a sentinel."""
+    client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(uri)
+    collection = client[db][coll]
+    rng = random.Random(11)
+    next_id = 10_000_000
+    started.set()
+    while not stop.is_set():
+        op = rng.random()
+        if op < 0.4:
+            collection.insert_one({"_id": next_id, "v": 0, "s": "new"})
+            next_id += 1
+        elif op < 0.8:
+            collection.update_one({"_id": rng.randrange(DOCS)}, {"$inc": {"v": 1}, "$set": {"s": "changed"}})
+        else:
+            collection.delete_one({"_id": rng.randrange(DOCS)})
+    collection.insert_one({"_id": "sentinel"})
+    client.close()
+
+
+def _has(doc_id: Any) -> Any:
+    return lambda records: any(event(r)[0] == doc_id for r in records[-5000:])
+
+
+def _config(stack: Any, prefix: str, db: str, **extra: str) -> dict[str, str]:
+    return {"mongodb.connection.string": stack.mongo_uri, "topic.prefix": prefix,
+            "collection.include.list": f"{db}\\..*", "snapshot.max.threads": str(THREADS),
+            "snapshot.fetch.size": str(CHUNK), **extra}
+
+
+def test_parallel_snapshot_under_concurrent_writes_ends_in_the_collection_state(
+        worker: Worker, stack: Any, mongo: Any) -> None:
+    db, prefix, name = unique("psnap_"), unique("psnap"), unique("psnap-")
+    load(mongo[db].items, DOCS, _small)
+    context = multiprocessing.get_context("spawn")
+    stop, started = context.Event(), context.Event()
+    writer = context.Process(target=_churn, args=(stack.mongo_uri, db, "items", stop, started))
+    writer.start()
+    try:
+        assert started.wait(60)
+        create(worker, name, _config(stack, prefix, db))
+        topic = f"{prefix}.{db}.items"
+        read_all(stack.kafka_bootstrap, topic, lambda rs: "last" in snapshot_marks(rs[-5000:]), timeout=600)
+    finally:
+        stop.set()
+        writer.join(60)
+    assert writer.exitcode == 0
+    records = read_all(stack.kafka_bootstrap, topic, _has("sentinel"), timeout=300)
+
+    marks = snapshot_marks(records)
+    assert marks.count("last") == 1 and marks[-1] == "last" and set(marks[:-1]) == {"true"}
+    final = {doc["_id"]: doc for doc in mongo[db].items.find()}
+    assert replay(records) == final, "replaying the events in order must give the collection's content"
+    seen = {event(r)[0] for r in records}
+    missing = [i for i in range(DOCS) if i not in seen]
+    assert not missing, f"{len(missing)} documents of the snapshot start have no event, e.g. {missing[:5]}"
+
+
+def test_sigkill_mid_snapshot_resumes_the_unfinished_ranges(worker: Worker, stack: Any, mongo: Any) -> None:
+    db, prefix, name = unique("ksnap_"), unique("ksnap"), unique("ksnap-")
+    load(mongo[db].items, DOCS, _small)
+    create(worker, name, _config(stack, prefix, db))
+    topic = f"{prefix}.{db}.items"
+    deadline = time.monotonic() + 600
+    while end_offset(stack.kafka_bootstrap, topic) < DOCS // 2:
+        assert time.monotonic() < deadline, "the snapshot never reached half"
+        time.sleep(0.5)
+    time.sleep(1.5)  # at least one offset flush (offset.flush.interval.ms=1000) with progress in it
+    before_kill = end_offset(stack.kafka_bootstrap, topic)
+    assert before_kill < DOCS, "the snapshot finished before the kill; the test needs a slower snapshot"
+    worker.process.kill()
+
+    worker.process.start()
+    worker.wait_running(name)
+    records = read_all(stack.kafka_bootstrap, topic, lambda rs: "last" in snapshot_marks(rs[-5000:]), timeout=600)
+    reads = [event(r)[0] for r in records if event(r)[1] is not None and event(r)[1]["op"] == "r"]
+    assert set(reads) == set(range(DOCS)), "every document is in the snapshot"
+    duplicates = len(reads) - DOCS
+    assert duplicates <= THREADS * CHUNK, f"{duplicates} documents read twice: more than one chunk per thread"
+    assert replay(records) == {doc["_id"]: doc for doc in mongo[db].items.find()}
+
+
+MIXED_IDS: list[Any] = [
+    MinKey(), None, float("nan"), float("-inf"), -7, Int64(2**40), 2.5, Decimal128("12.5"), float("inf"),
+    "", "alpha", "omega", "é", {"a": 1}, {"a": 1, "b": [1, 2]}, {"b": "x"}, b"\x00\x01", Binary.from_uuid(uuid.UUID(int=99)),
+    ObjectId(), False, True, datetime.datetime(1950, 1, 1), datetime.datetime(2090, 5, 5), Timestamp(5, 1),
+    MaxKey(),
+]
+
+
+def test_every_id_type_is_split_and_read_once(worker: Worker, stack: Any, mongo: Any) -> None:
+    db, prefix, name = unique("msnap_"), unique("msnap"), unique("msnap-")
+    docs = [{"_id": value, "n": i} for i, value in enumerate(MIXED_IDS)]
+    docs += [{"_id": i, "n": i} for i in range(200)] + [{"_id": f"s{i:03}", "n": i} for i in range(200)]
+    docs += [{"_id": ObjectId(), "n": i} for i in range(200)]
+    mongo[db].mixed.insert_many(docs)
+    config = _config(stack, prefix, db, **{"snapshot.fetch.size": "10"})
+    create(worker, name, config)
+    records = read_all(stack.kafka_bootstrap, f"{prefix}.{db}.mixed",
+                       lambda rs: "last" in snapshot_marks(rs), timeout=300)
+    read = [event(r)[0] for r in records]
+    assert len(read) == len(docs)
+    assert sorted(map(sort_key, read)) == sorted(sort_key(d["_id"]) for d in docs)
+
+    metrics = worker.http.get("/metrics").text
+    labels = f'context="snapshot",name="{prefix}",plugin="mongodb",task="0"'
+    assert f"debezium_metrics_SnapshotCompleted{{{labels}}} 1" in metrics.replace(".0\n", "\n"), metrics
+    assert f"debezium_metrics_RowsScanned{{{labels}}} {len(docs)}" in metrics.replace(".0\n", "\n")
