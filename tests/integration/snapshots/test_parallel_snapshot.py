@@ -114,8 +114,9 @@ def test_sigkill_mid_snapshot_resumes_the_unfinished_ranges(worker: Worker, stac
 
 MIXED_IDS: list[Any] = [
     MinKey(), None, float("nan"), float("-inf"), -7, Int64(2**40), 2.5, Decimal128("12.5"), float("inf"),
-    "", "alpha", "omega", "é", {"a": 1}, {"a": 1, "b": [1, 2]}, {"b": "x"}, b"\x00\x01", Binary.from_uuid(uuid.UUID(int=99)),
-    ObjectId(), False, True, datetime.datetime(1950, 1, 1), datetime.datetime(2090, 5, 5), Timestamp(5, 1),
+    "", "alpha", "omega", "é", {"a": 1}, {"a": 1, "b": [1, 2]}, {"b": "x"}, b"\x00\x01",
+    Binary.from_uuid(uuid.UUID(int=99)), ObjectId(), False, True, datetime.datetime(1950, 1, 1),
+    datetime.datetime(2090, 5, 5), Timestamp(5, 1),
     MaxKey(),
 ]
 
