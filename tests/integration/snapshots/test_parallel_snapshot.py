@@ -105,7 +105,7 @@ def test_sigkill_mid_snapshot_resumes_the_unfinished_ranges(worker: Worker, stac
     worker.process.start()
     worker.wait_running(name)
     records = read_all(stack.kafka_bootstrap, topic, lambda rs: "last" in snapshot_marks(rs[-5000:]), timeout=600)
-    reads = [event(r)[0] for r in records if event(r)[1] is not None and event(r)[1]["op"] == "r"]
+    reads = [doc_id for doc_id, body in map(event, records) if body is not None and body["op"] == "r"]
     assert set(reads) == set(range(DOCS)), "every document is in the snapshot"
     duplicates = len(reads) - DOCS
     assert duplicates <= THREADS * CHUNK, f"{duplicates} documents read twice: more than one chunk per thread"
