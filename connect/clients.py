@@ -12,7 +12,7 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
 from kafka.errors import KafkaError, TopicAlreadyExistsError
 from kafka.partitioner import Partitioner
@@ -27,6 +27,7 @@ __all__ = [
     "KeyHashPartitioner",
     "NewTopic",
     "TopicAlreadyExistsError",
+    "TopicPartition",
     "admin",
     "client_kwargs",
     "consumer",

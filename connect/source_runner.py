@@ -16,8 +16,10 @@ from connect.api.errors import ConnectError, RetriableError
 from connect.api.metrics import Metric
 from connect.api.records import SourceRecord
 from connect.api.task import OffsetStorageReader, SourceTask
+from connect.api.topics import TopicReaders
 from connect.error_handling import FAILED, ErrorHandlingConfig, RetryWithToleranceOperator, Stage
 from connect.offsets import OffsetReader, OffsetWriter, SubmittedRecord, SubmittedRecords
+from connect.signals import TOPIC_READERS
 from connect.storage.base import OffsetStore
 from connect.storage.config_state import ConnectorTaskId
 from connect.transformation_chain import TransformationChain
@@ -71,6 +73,7 @@ class _Context:
     connector_name: str
     task_id: int
     offset_storage_reader: OffsetStorageReader
+    topic_readers: TopicReaders | None = TOPIC_READERS  # Kafka signal channels (connect/signals.py)
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Protocol
 
 from connect.api.metrics import Metric
 from connect.api.records import SourceRecord
+from connect.api.topics import TopicReaders
 
 
 class OffsetStorageReader(Protocol):
@@ -31,6 +32,10 @@ class SourceTaskContext(Protocol):
     @property
     def connector_name(self) -> str:
         """The connector's name."""
+
+    @property
+    def topic_readers(self) -> TopicReaders | None:
+        """Opens readers of Kafka topics (signal channels), or None where the runtime offers none."""
 
 
 class SourceTask(ABC):

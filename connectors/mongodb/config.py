@@ -69,6 +69,11 @@ def _enum(values: type[StrEnum]) -> tuple:  # type: ignore[type-arg]
     return (check,)
 
 
+def _namespace(_name: str, value: str) -> str | None:
+    db, dot, coll = value.partition(".")
+    return None if not value or (db and dot and coll) else "A collection name of the form db.collection is expected"
+
+
 def _regex_list(_name: str, value: str) -> str | None:
     for item in parse_list(value):
         try:
@@ -146,6 +151,18 @@ CONFIG_DEF = ConfigDef((
     _key("snapshot.collection.filter.overrides", ConfigType.LIST, group="Connector", order=26,
          doc="db.collection names whose snapshot reads only the documents matching the filter given in "
              "snapshot.collection.filter.overrides.<db>.<collection> (a MongoDB filter document as JSON)."),
+    _key("signal.data.collection", group="Connector", order=27, validators=(_namespace,),
+         doc="The db.collection where signals are inserted (and incremental-snapshot watermarks written)."),
+    _key("signal.enabled.channels", ConfigType.LIST, "source", group="Connector", order=28,
+         doc="Signal channels: source (the signal collection) and/or kafka (signal.kafka.topic)."),
+    _key("signal.kafka.topic", group="Connector", order=29,
+         doc="The Kafka topic of the kafka signal channel (default <topic.prefix>-signal); record key = topic.prefix."),
+    _key("signal.kafka.bootstrap.servers", group="Connector", order=30,
+         doc="The Kafka brokers of the kafka signal channel."),
+    _key("signal.poll.interval.ms", ConfigType.INT, "5000", group="Connector", order=31, validators=(_non_negative,),
+         doc="Milliseconds between reads of the Kafka signal topic."),
+    _key("incremental.snapshot.chunk.size", ConfigType.INT, "1024", group="Connector", order=32,
+         validators=(_positive,), doc="Documents read per chunk of an incremental snapshot."),
     _key("heartbeat.interval.ms", ConfigType.INT, "0", group="Connector", order=21, validators=(_non_negative,),
          doc="Milliseconds between heartbeat records (0: none); they keep offsets moving on idle or filtered streams."),
     _key("topic.heartbeat.prefix", default="__debezium-heartbeat", group="Connector", order=22,
@@ -187,6 +204,9 @@ def validate(props: Mapping[str, str]) -> list:  # type: ignore[type-arg]
     for ns in parse_list(props.get("snapshot.collection.filter.overrides")):
         if (message := _filter_problem(props.get(f"snapshot.collection.filter.overrides.{ns}"))) is not None:
             by_name["snapshot.collection.filter.overrides"].errors.append(f"{ns}: {message}")
+    channels = [c.lower() for c in parse_list(props.get("signal.enabled.channels") or "source")]
+    if "kafka" in channels and not props.get("signal.kafka.bootstrap.servers"):
+        by_name["signal.kafka.bootstrap.servers"].errors.append("Required when signal.enabled.channels has kafka")
     scope = (props.get("capture.scope") or "deployment").strip().lower()
     if scope in ("database", "collection") and not props.get("capture.target"):
         by_name["capture.target"].errors.append(f"A target is required for capture.scope={scope}")
@@ -225,6 +245,11 @@ class MongoDbConfig:
     snapshot_delay_ms: int = 0
     snapshot_include: tuple[re.Pattern[str], ...] = ()
     snapshot_filters: Mapping[str, str] = field(default_factory=dict)
+    signal_data_collection: str | None = None
+    signal_kafka_topic: str | None = None
+    signal_kafka_settings: Mapping[str, str] = field(default_factory=dict)
+    signal_poll_interval_ms: int = 5000
+    incremental_chunk_size: int = 1024
 
     @classmethod
     def parse(cls, props: Mapping[str, str]) -> MongoDbConfig:
@@ -269,6 +294,14 @@ class MongoDbConfig:
             snapshot_include=patterns("snapshot.include.collection.list"),
             snapshot_filters={ns: props[f"snapshot.collection.filter.overrides.{ns}"]
                               for ns in parse_list(props.get("snapshot.collection.filter.overrides"))},
+            signal_data_collection=props.get("signal.data.collection") or None,
+            signal_kafka_topic=(props.get("signal.kafka.topic") or f"{props['topic.prefix']}-signal")
+            if "kafka" in [c.lower() for c in parse_list(props.get("signal.enabled.channels") or "source")] else None,
+            signal_kafka_settings={"bootstrap.servers": props.get("signal.kafka.bootstrap.servers") or "",
+                                   **{k[len("signal.consumer."):]: v for k, v in props.items()
+                                      if k.startswith("signal.consumer.")}},
+            signal_poll_interval_ms=integer("signal.poll.interval.ms", 5000),
+            incremental_chunk_size=integer("incremental.snapshot.chunk.size", 1024),
         )
 
 

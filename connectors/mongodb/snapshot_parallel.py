@@ -45,6 +45,7 @@ class SnapshotSettings:
     fetch_size: int = 0
     batch: int = 2048
     filters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    resumable: bool = True  # False: records carry the plain position (a blocking snapshot)
 
 
 @dataclass
@@ -78,7 +79,8 @@ class ParallelSnapshot:
         self._workers: list[threading.Thread] = []
         self._ended = 0
         self._held: SourceRecord | None = None
-        self._running = {**self._position, "initsync": True, OFFSET_KEY: progress.encode()}
+        self._running = {**self._position, "initsync": True, OFFSET_KEY: progress.encode()} \
+            if settings.resumable else self._position
         self._stats: dict[str, _Stats] = {}
         self.rows_scanned = 0
         self.started = time.monotonic()
@@ -251,8 +253,9 @@ class ParallelSnapshot:
         if stats is not None:
             stats.emitted += len(docs)
         state, finished = self._progress.emitted(ns, index, docs[-1]["_id"] if docs else None, done)
-        self._running = {**self._position, "initsync": True, OFFSET_KEY: state}
-        if held is not None and docs:  # the chunk's last record carries the state with the chunk emitted
+        if self._settings.resumable:
+            self._running = {**self._position, "initsync": True, OFFSET_KEY: state}
+        if held is not None and docs and self._settings.resumable:  # the chunk's last record: state with it emitted
             held = self._events.with_snapshot_marker(held, "true", self._running)
         self._held = held
         if finished and stats is not None:

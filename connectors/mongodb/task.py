@@ -7,6 +7,7 @@ after the stored token; without one it starts at the current time.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -28,6 +29,8 @@ from connectors.mongodb.config import CaptureMode, CaptureScope, CollectionFilte
 from connectors.mongodb.events import ChangeEventConverter, decode_resume_token, encode_resume_token
 from connectors.mongodb.fetcher import POSITION, ChangeStreamFetcher
 from connectors.mongodb.heartbeat import Heartbeat
+from connectors.mongodb.signal_dispatch import SignalDispatcher, SignalSettings
+from connectors.mongodb.signals import SnapshotRequest
 from connectors.mongodb.snapshot_parallel import ParallelSnapshot, SnapshotSettings
 from connectors.mongodb.snapshot_progress import OFFSET_KEY, SnapshotProgress
 
@@ -100,6 +103,7 @@ class MongoDbConnectorTask(SourceTask):
         self._snapshot: ParallelSnapshot | None = None
         self._last_snapshot: ParallelSnapshot | None = None
         self._snapshot_due: float | None = None
+        self._signals = self._open_signals(stored)
         if self._needs_snapshot(stored):
             self._stored = stored
             self._snapshot_due = time.monotonic() + self.config.snapshot_delay_ms / 1000
@@ -108,6 +112,33 @@ class MongoDbConnectorTask(SourceTask):
                  "after the stored resume token" if self._resume_token else
                  f"at {self._start_at}" if self._start_at else "at the current time")
         self._open_fetcher()
+
+    def _open_signals(self, stored: Mapping[str, Any] | None) -> SignalDispatcher | None:
+        config = self.config
+        if not config.signal_data_collection and not config.signal_kafka_topic:
+            return None
+        settings = SignalSettings(config.topic_prefix, config.signal_data_collection, config.signal_kafka_topic,
+                                  config.signal_kafka_settings, config.signal_poll_interval_ms,
+                                  config.incremental_chunk_size)
+
+        def collections() -> list[str]:
+            return [f"{db}.{coll}" for db, coll in snapshot.captured_collections(self.client, self.captured)]
+        return SignalDispatcher(self.client, settings, self.events, self.name, collections,
+                                getattr(self.context, "topic_readers", None), stored)
+
+    def _start_blocking(self, request: SnapshotRequest) -> None:
+        """Debezium's blocking snapshot: streaming pauses, the collections are read, streaming goes on."""
+        self._close_fetcher()
+        position = self._position() if self._resume_token is not None else {"sec": -1, "ord": -1}
+        collections = sorted((ns.partition(".")[0], ns.partition(".")[2]) for ns in request.conditions)
+        settings = SnapshotSettings(
+            threads=self.config.snapshot_max_threads, chunk_size=self.config.snapshot_fetch_size or 2048,
+            fetch_size=self.config.snapshot_fetch_size, batch=self.config.max_batch_size,
+            filters={ns: dict(c) for ns, c in request.conditions.items() if c}, resumable=False)
+        log.info("[%s|task-0] Blocking snapshot of %s; streaming pauses", self.name, ", ".join(request.conditions))
+        self._snapshot = ParallelSnapshot(self.client, collections, self.events, position, SnapshotProgress(),
+                                          settings, self.name)
+        self._snapshot.start()
 
     def _needs_snapshot(self, stored: Mapping[str, Any] | None) -> bool:
         mode = self.config.snapshot_mode
@@ -202,11 +233,22 @@ class MongoDbConnectorTask(SourceTask):
                 continue
             self._resume_token, self._last_event = event["_id"], event
             ns = event.get("ns") or {}
-            if self.captured(ns.get("db", ""), ns.get("coll", "")):
+            if self.captured(ns.get("db", ""), ns.get("coll", "")) or self._signal_namespace(ns):
                 records.extend(self.events.to_records(event))
+            if self._signals is not None:
+                records.extend(self._signals.on_event(event, functools.partial(self.events.offset, event)))
+        if self._signals is not None:
+            records = self._signals.after_batch(records)
+            if (blocking := self._signals.take_blocking()) is not None:
+                self._start_blocking(blocking)
         if self.heartbeat.due() and self._resume_token is not None:
             records.append(self.heartbeat.record(self._position()))
         return records or None
+
+    def _signal_namespace(self, ns: Mapping[str, Any]) -> bool:
+        """The signal collection is always captured (its inserts are signals and watermarks)."""
+        wanted = self.config.signal_data_collection
+        return bool(wanted) and f"{ns.get('db')}.{ns.get('coll')}" == wanted
 
     def _position(self) -> dict[str, Any]:
         """The offset of the last event taken, or of the idle stream's resume token (sec/ord -1, as Debezium)."""
@@ -272,6 +314,9 @@ class MongoDbConnectorTask(SourceTask):
         running = getattr(self, "_snapshot", None)
         if running is not None:
             running.stop(timeout=0)
+        signals = getattr(self, "_signals", None)
+        if signals is not None:
+            signals.close()
         if getattr(self, "_fetcher", None) is not None:
             self._close_fetcher()
         client = getattr(self, "client", None)

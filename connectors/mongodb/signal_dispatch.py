@@ -1,0 +1,140 @@
+"""Acts on signals for the task: ``log``, ``execute-snapshot`` (incremental or blocking), ``stop-snapshot``,
+``pause-snapshot`` and ``resume-snapshot``, from the signal collection and from the Kafka signal topic; drives
+the incremental snapshot between change-stream batches."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from connect.api.records import SourceRecord
+from connect.api.topics import TopicReader, TopicReaders
+from connectors.mongodb import signals
+from connectors.mongodb.events import ChangeEventConverter
+from connectors.mongodb.incremental import OFFSET_KEY, IncrementalSnapshot
+from connectors.mongodb.signals import Signal, SignalError, SnapshotRequest
+
+log = logging.getLogger(__name__)
+
+WATERMARK_TYPES = ("snapshot-window-open", "snapshot-window-close")
+
+
+@dataclasses.dataclass(frozen=True)
+class SignalSettings:
+    """The signal keys of the connector config."""
+
+    topic_prefix: str
+    data_collection: str | None
+    kafka_topic: str | None
+    kafka_settings: Mapping[str, str]
+    poll_interval_ms: int
+    chunk_size: int
+
+
+class SignalDispatcher:
+    """Receives signals and runs the incremental snapshot (on the task's polling thread)."""
+
+    def __init__(self, client: Any, settings: SignalSettings, events: ChangeEventConverter, name: str,
+                 collections: Callable[[], list[str]], readers: TopicReaders | None,
+                 stored: Mapping[str, Any] | None) -> None:
+        self._settings = settings
+        self._name = name
+        self._collections = collections
+        self.blocking: SnapshotRequest | None = None
+        self.incremental: IncrementalSnapshot | None = None
+        if settings.data_collection:
+            self.incremental = IncrementalSnapshot(client, settings.data_collection, events, settings.chunk_size,
+                                                   name)
+            if stored and stored.get(OFFSET_KEY):
+                self.incremental.restore(str(stored[OFFSET_KEY]))
+        self._reader: TopicReader | None = None
+        if settings.kafka_topic and readers is not None:
+            self._reader = readers.open(settings.kafka_topic, settings.kafka_settings, 0)
+            log.info("[%s|task-0] Reading signals from Kafka topic %s", name, settings.kafka_topic)
+        self._next_kafka_poll = 0.0
+
+    def on_event(self, event: Mapping[str, Any], offset: Callable[[], Mapping[str, Any]]) -> list[SourceRecord]:
+        """Act on a signal-collection insert; feed the watermark algorithm; records it emits now."""
+        ns = event.get("ns") or {}
+        if self._settings.data_collection and event.get("operationType") == "insert" \
+                and f"{ns.get('db')}.{ns.get('coll')}" == self._settings.data_collection:
+            doc = event.get("fullDocument") or {}
+            if doc.get("type") not in WATERMARK_TYPES:
+                self._safely(lambda: signals.from_document(doc), "signal collection")
+        if self.incremental is None:
+            return []
+        return self.incremental.on_event(event, offset)
+
+    def after_batch(self, records: list[SourceRecord]) -> list[SourceRecord]:
+        """Read Kafka signals, read the next incremental chunk, put the incremental state on the offsets."""
+        if self._reader is not None and time.monotonic() >= self._next_kafka_poll:
+            self._next_kafka_poll = time.monotonic() + self._settings.poll_interval_ms / 1000
+            for key, value in self._reader.poll(0):
+                self._safely(functools.partial(signals.from_kafka, key, value, self._settings.topic_prefix),
+                             "Kafka signal topic")
+        incremental = self.incremental
+        if incremental is None or not incremental.running:
+            return records
+        if incremental.idle:
+            incremental.next_chunk()
+        state = incremental.state()
+        if state is None:
+            return records
+        return [dataclasses.replace(r, source_offset={**r.source_offset, OFFSET_KEY: state})
+                if r.source_offset.get(OFFSET_KEY) is None else r for r in records]
+
+    def _safely(self, parse: Callable[[], Signal | None], channel: str) -> None:
+        try:
+            signal = parse()
+            if signal is not None:
+                self.handle(signal)
+        except SignalError as exc:
+            log.warning("[%s|task-0] Signal from the %s ignored: %s", self._name, channel, exc)
+
+    def handle(self, signal: Signal) -> None:
+        """Act on one signal (SignalError when it cannot be acted on)."""
+        log.info("[%s|task-0] Signal %s (%s) received", self._name, signal.id, signal.type)
+        if signal.type == signals.LOG:
+            log.info("[%s|task-0] Signal %s: %s", self._name, signal.id, signal.data.get("message", ""))
+        elif signal.type == signals.EXECUTE_SNAPSHOT:
+            self._execute(signals.snapshot_request(signal))
+        elif signal.type == signals.STOP_SNAPSHOT:
+            request = signals.snapshot_request(signal)
+            self._require_incremental().stop(request.matching(self._collections()) if request.patterns else None)
+        elif signal.type == signals.PAUSE_SNAPSHOT:
+            self._require_incremental().paused = True
+            log.info("[%s|task-0] Incremental snapshot paused", self._name)
+        elif signal.type == signals.RESUME_SNAPSHOT:
+            self._require_incremental().paused = False
+            log.info("[%s|task-0] Incremental snapshot resumed", self._name)
+        else:
+            raise SignalError(f"unknown signal type {signal.type!r} (one of {', '.join(signals.KNOWN)})")
+
+    def _execute(self, request: SnapshotRequest) -> None:
+        collections = request.matching(self._collections())
+        if not collections:
+            raise SignalError(f"no captured collection matches {[p.pattern for p in request.patterns]}")
+        if request.kind == "blocking":
+            self.blocking = dataclasses.replace(request, conditions={ns: request.condition(ns) for ns in collections})
+            return
+        self._require_incremental().add(collections, {ns: request.condition(ns) for ns in collections})
+
+    def _require_incremental(self) -> IncrementalSnapshot:
+        if self.incremental is None:
+            raise SignalError("incremental snapshots need signal.data.collection (the watermarks are written there)")
+        return self.incremental
+
+    def take_blocking(self) -> SnapshotRequest | None:
+        """The blocking snapshot requested, once."""
+        request, self.blocking = self.blocking, None
+        return request
+
+    def close(self) -> None:
+        """Release the Kafka reader; idempotent."""
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            reader.close()
