@@ -1,0 +1,155 @@
+"""Ad hoc snapshots driven by signals: incremental (Debezium's watermarks) under concurrent writes, bad signals
+ignored with the reason logged, pause/resume/stop, the Kafka signal topic and a blocking snapshot."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from typing import Any
+
+import pytest
+from bson import ObjectId
+from kafka import KafkaProducer
+
+from tests.integration.snapshots.helpers import create, event, load, read_all, replay
+from tests.integration.support import Worker, unique
+
+pytestmark = pytest.mark.integration
+
+DOCS = 3000
+
+
+def _config(stack: Any, prefix: str, db: str, **extra: str) -> dict[str, str]:
+    return {"mongodb.connection.string": stack.mongo_uri, "topic.prefix": prefix,
+            "collection.include.list": f"{db}\\.items", "snapshot.mode": "no_data",
+            "signal.data.collection": f"{db}.signals", "incremental.snapshot.chunk.size": "250", **extra}
+
+
+def _signal(mongo: Any, db: str, kind: str, data: dict[str, Any]) -> None:
+    mongo[db].signals.insert_one({"_id": ObjectId(), "type": kind, "data": json.dumps(data)})
+
+
+def _incremental_reads(records: list[Any]) -> list[Any]:
+    return [doc_id for doc_id, body in map(event, records)
+            if body is not None and body["op"] == "r" and body["source"]["snapshot"] == "incremental"]
+
+
+def _log_has(worker: Worker, text: str, timeout: float = 30) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if text in worker.process.log_path.read_text(errors="replace"):
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def _writes(collection: Any, stop: threading.Event) -> None:
+    rng = random.Random(5)
+    next_id = 1_000_000
+    while not stop.is_set():
+        op = rng.random()
+        if op < 0.3:
+            collection.insert_one({"_id": next_id, "v": 0})
+            next_id += 1
+        elif op < 0.8:
+            collection.update_one({"_id": rng.randrange(DOCS)}, {"$inc": {"v": 1}})
+        else:
+            collection.delete_one({"_id": rng.randrange(DOCS)})
+        time.sleep(0.002)
+
+
+def test_incremental_snapshot_under_writes_and_bad_signals(worker: Worker, stack: Any, mongo: Any) -> None:
+    db, prefix, name = unique("isnap_"), unique("isnap"), unique("isnap-")
+    load(mongo[db].items, DOCS, lambda i: {"_id": i, "v": 0})
+    create(worker, name, _config(stack, prefix, db))
+    topic = f"{prefix}.{db}.items"
+
+    _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}.(unclosed"]})
+    _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}\\.items"], "additional-conditions": [
+        {"data-collection": f"{db}.items", "filter": "{not json"}]})
+    _signal(mongo, db, "log", {"message": f"hello from {name}"})
+    assert _log_has(worker, "invalid data-collections regular expression")
+    assert _log_has(worker, "malformed additional condition")
+    assert _log_has(worker, f"hello from {name}")
+
+    stop = threading.Event()
+    writer = threading.Thread(target=_writes, args=(mongo[db].items, stop))
+    writer.start()
+    try:
+        _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}\\.items"], "type": "incremental"})
+        initial = set(range(DOCS))
+
+        def covered(records: list[Any]) -> bool:
+            deleted = {doc_id for doc_id, body in map(event, records) if body is not None and body["op"] == "d"}
+            return initial <= set(_incremental_reads(records)) | deleted
+        read_all(stack.kafka_bootstrap, topic, covered, timeout=300)
+    finally:
+        stop.set()
+        writer.join(30)
+    mongo[db].items.insert_one({"_id": "sentinel"})
+    records = read_all(stack.kafka_bootstrap, topic, lambda rs: any(event(r)[0] == "sentinel" for r in rs[-50:]),
+                       timeout=120)
+    assert replay(records) == {doc["_id"]: doc for doc in mongo[db].items.find()}
+    assert worker.http.get(f"/connectors/{name}/status").json()["tasks"][0]["state"] == "RUNNING"
+
+
+def _count_reads(stack: Any, topic: str, at_least: int) -> int:
+    return len(_incremental_reads(read_all(stack.kafka_bootstrap, topic, lambda rs: len(rs) >= at_least, 120)))
+
+
+def test_pause_resume_and_stop_signals(worker: Worker, stack: Any, mongo: Any) -> None:
+    db, prefix, name = unique("psig_"), unique("psig"), unique("psig-")
+    load(mongo[db].items, DOCS, lambda i: {"_id": i, "v": 0})
+    create(worker, name, _config(stack, prefix, db, **{"incremental.snapshot.chunk.size": "100"}))
+    topic = f"{prefix}.{db}.items"
+    _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}\\.items"]})
+    _signal(mongo, db, "pause-snapshot", {})
+    assert _log_has(worker, "Incremental snapshot paused")
+    time.sleep(3)
+    paused_at = _count_reads(stack, topic, 1)
+    time.sleep(4)
+    assert _count_reads(stack, topic, paused_at) == paused_at < DOCS, "no chunk is read while paused"
+
+    _signal(mongo, db, "resume-snapshot", {})
+    records = read_all(stack.kafka_bootstrap, topic, lambda rs: len(set(_incremental_reads(rs))) >= DOCS, 300)
+    assert set(_incremental_reads(records)) == set(range(DOCS))
+
+    _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}\\.items"]})
+    _signal(mongo, db, "stop-snapshot", {"data-collections": [f"{db}\\.items"], "type": "incremental"})
+    assert _log_has(worker, "Incremental snapshot stopped")
+    time.sleep(3)
+    stopped_at = _count_reads(stack, topic, 1)
+    time.sleep(4)
+    assert _count_reads(stack, topic, stopped_at) == stopped_at < 2 * DOCS, "the stopped snapshot reads no more"
+
+
+def test_kafka_signal_topic_and_blocking_snapshot(worker: Worker, stack: Any, mongo: Any) -> None:
+    db, prefix, name = unique("ksig_"), unique("ksig"), unique("ksig-")
+    load(mongo[db].items, 500, lambda i: {"_id": i, "v": 0})
+    producer = KafkaProducer(bootstrap_servers=stack.kafka_bootstrap)
+    signal_topic = f"{prefix}-signal"
+    producer.send(signal_topic, key=b"nobody", value=b"{}").get(30)  # creates the topic; not for this connector
+    create(worker, name, _config(stack, prefix, db, **{
+        "signal.enabled.channels": "source,kafka", "signal.kafka.bootstrap.servers": stack.kafka_bootstrap,
+        "signal.poll.interval.ms": "200"}))
+    topic = f"{prefix}.{db}.items"
+    time.sleep(2)
+    body = {"id": "k1", "type": "execute-snapshot",
+            "data": {"data-collections": [f"{db}\\.items"], "type": "incremental",
+                     "additional-conditions": [{"data-collection": f"{db}.items", "filter": '{"_id": {"$lt": 100}}'}]}}
+    producer.send(signal_topic, key=prefix.encode(), value=json.dumps(body).encode()).get(30)
+    records = read_all(stack.kafka_bootstrap, topic, lambda rs: len(_incremental_reads(rs)) >= 100, 120)
+    assert sorted(_incremental_reads(records)) == list(range(100)), "only the additional condition's documents"
+
+    _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}\\.items"], "type": "blocking"})
+    records = read_all(stack.kafka_bootstrap, topic,
+                       lambda rs: any(body is not None and body["source"]["snapshot"] == "last"
+                                      for _, body in map(event, rs)), 120)
+    blocking = [doc_id for doc_id, body in map(event, records)
+                if body is not None and body["op"] == "r" and body["source"]["snapshot"] in ("true", "last")]
+    assert sorted(blocking) == list(range(500))
+    mongo[db].items.insert_one({"_id": "after"})
+    read_all(stack.kafka_bootstrap, topic, lambda rs: any(event(r)[0] == "after" for r in rs), 60)
+    producer.close()
