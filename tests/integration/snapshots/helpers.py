@@ -38,7 +38,8 @@ def end_offset(bootstrap: str, topic: str) -> int:
 
 
 def read_all(bootstrap: str, topic: str, until: Callable[[list[Any]], bool], timeout: float) -> list[Any]:
-    """Every record of ``topic`` from the beginning, read until ``until(records)`` holds (fails after ``timeout``)."""
+    """Every record of ``topic`` from the beginning, read until ``until(new records)`` holds for a batch of newly
+    read records (``until`` sees each record once; fails after ``timeout``)."""
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
                              max_partition_fetch_bytes=8 << 20, fetch_max_bytes=64 << 20)
     try:
@@ -53,13 +54,11 @@ def read_all(bootstrap: str, topic: str, until: Callable[[list[Any]], bool], tim
         consumer.assign(tps)
         consumer.seek_to_beginning(*tps)
         records: list[Any] = []
-        checked = 0
         while time.monotonic() < deadline:
-            for batch in consumer.poll(timeout_ms=1000, max_records=50_000).values():
-                records.extend(batch)
-            if len(records) != checked:
-                checked = len(records)
-                if until(records):
+            fresh = [r for batch in consumer.poll(timeout_ms=1000, max_records=50_000).values() for r in batch]
+            if fresh:
+                records.extend(fresh)
+                if until(fresh):
                     return records
         raise AssertionError(f"{topic}: condition not met after {len(records)} records")
     finally:

@@ -79,24 +79,35 @@ def test_incremental_snapshot_under_writes_and_bad_signals(worker: Worker, stack
     writer.start()
     try:
         _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}\\.items"], "type": "incremental"})
-        initial = set(range(DOCS))
-
-        def covered(records: list[Any]) -> bool:
-            deleted = {doc_id for doc_id, body in map(event, records) if body is not None and body["op"] == "d"}
-            return initial <= set(_incremental_reads(records)) | deleted
-        read_all(stack.kafka_bootstrap, topic, covered, timeout=300)
+        assert _log_has(worker, f"Incremental snapshot of {db}.items completed", 300)
     finally:
         stop.set()
         writer.join(30)
     mongo[db].items.insert_one({"_id": "sentinel"})
-    records = read_all(stack.kafka_bootstrap, topic, lambda rs: any(event(r)[0] == "sentinel" for r in rs[-50:]),
+    records = read_all(stack.kafka_bootstrap, topic, lambda fresh: any(event(r)[0] == "sentinel" for r in fresh),
                        timeout=120)
     assert replay(records) == {doc["_id"]: doc for doc in mongo[db].items.find()}
+    reads = _incremental_reads(records)
+    assert len(reads) == len(set(reads)) > DOCS // 2, "each document read at most once, most of them read"
     assert worker.http.get(f"/connectors/{name}/status").json()["tasks"][0]["state"] == "RUNNING"
 
 
 def _count_reads(stack: Any, topic: str, at_least: int) -> int:
-    return len(_incremental_reads(read_all(stack.kafka_bootstrap, topic, lambda rs: len(rs) >= at_least, 120)))
+    seen = [0]
+
+    def enough(fresh: list[Any]) -> bool:
+        seen[0] += len(fresh)
+        return seen[0] >= at_least
+    return len(_incremental_reads(read_all(stack.kafka_bootstrap, topic, enough, 120)))
+
+
+def _reads_at_least(count: int) -> Any:
+    ids: set[Any] = set()
+
+    def check(fresh: list[Any]) -> bool:
+        ids.update(_incremental_reads(fresh))
+        return len(ids) >= count
+    return check
 
 
 def test_pause_resume_and_stop_signals(worker: Worker, stack: Any, mongo: Any) -> None:
@@ -113,7 +124,7 @@ def test_pause_resume_and_stop_signals(worker: Worker, stack: Any, mongo: Any) -
     assert _count_reads(stack, topic, paused_at) == paused_at < DOCS, "no chunk is read while paused"
 
     _signal(mongo, db, "resume-snapshot", {})
-    records = read_all(stack.kafka_bootstrap, topic, lambda rs: len(set(_incremental_reads(rs))) >= DOCS, 300)
+    records = read_all(stack.kafka_bootstrap, topic, _reads_at_least(DOCS), 300)
     assert set(_incremental_reads(records)) == set(range(DOCS))
 
     _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}\\.items"]})
@@ -140,16 +151,16 @@ def test_kafka_signal_topic_and_blocking_snapshot(worker: Worker, stack: Any, mo
             "data": {"data-collections": [f"{db}\\.items"], "type": "incremental",
                      "additional-conditions": [{"data-collection": f"{db}.items", "filter": '{"_id": {"$lt": 100}}'}]}}
     producer.send(signal_topic, key=prefix.encode(), value=json.dumps(body).encode()).get(30)
-    records = read_all(stack.kafka_bootstrap, topic, lambda rs: len(_incremental_reads(rs)) >= 100, 120)
+    records = read_all(stack.kafka_bootstrap, topic, _reads_at_least(100), 120)
     assert sorted(_incremental_reads(records)) == list(range(100)), "only the additional condition's documents"
 
     _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}\\.items"], "type": "blocking"})
     records = read_all(stack.kafka_bootstrap, topic,
-                       lambda rs: any(body is not None and body["source"]["snapshot"] == "last"
-                                      for _, body in map(event, rs)), 120)
+                       lambda fresh: any(body is not None and body["source"]["snapshot"] == "last"
+                                         for _, body in map(event, fresh)), 120)
     blocking = [doc_id for doc_id, body in map(event, records)
                 if body is not None and body["op"] == "r" and body["source"]["snapshot"] in ("true", "last")]
     assert sorted(blocking) == list(range(500))
     mongo[db].items.insert_one({"_id": "after"})
-    read_all(stack.kafka_bootstrap, topic, lambda rs: any(event(r)[0] == "after" for r in rs), 60)
+    read_all(stack.kafka_bootstrap, topic, lambda fresh: any(event(r)[0] == "after" for r in fresh), 60)
     producer.close()
