@@ -56,6 +56,7 @@ class _Stats:
     emitted: int = 0
     estimate: int | None = None
     logged: float = field(default_factory=time.monotonic)
+    first: float | None = None  # when its first documents arrived (the rate leaves out planning)
 
 
 class ParallelSnapshot:
@@ -252,6 +253,8 @@ class ParallelSnapshot:
         stats = self._stats.get(ns)
         if stats is not None:
             stats.emitted += len(docs)
+            if stats.first is None and docs:
+                stats.first = time.monotonic()
         state, finished = self._progress.emitted(ns, index, docs[-1]["_id"] if docs else None, done)
         if self._settings.resumable:
             self._running = {**self._position, "initsync": True, OFFSET_KEY: state}
@@ -276,7 +279,7 @@ class ParallelSnapshot:
             if now - stats.logged < LOG_INTERVAL_S or (stats.estimate is not None and stats.emitted >= stats.estimate):
                 continue
             stats.logged = now
-            rate = stats.emitted / max(now - stats.started, 1e-3)
+            rate = stats.emitted / max(now - (stats.first or now), 1e-3)
             total = "?" if stats.estimate is None else f"~{stats.estimate}"
             left = "" if stats.estimate is None or rate <= 0 else \
                 f", about {max(stats.estimate - stats.emitted, 0) / rate:.0f} s left"
