@@ -73,12 +73,16 @@ def _round(threads: int, docs: int, worker: ConnectWorker, consumer: KafkaConsum
 
     def sample() -> None:
         while not done.wait(0.5):
-            peak[0] = max(peak[0], memory_kib(pid)[0])
+            try:
+                peak[0] = max(peak[0], memory_kib(pid)[0])
+            except OSError:  # a child process ended while it was being read
+                continue
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     t0, c0 = time.monotonic(), tree_cpu_seconds(pid)
-    http.put(f"/connectors/{name}/config", json=config).raise_for_status()
+    _wait(lambda: http.put(f"/connectors/{name}/config", json=config).status_code in (200, 201), 60,
+          "connector created (409 while the group rebalances)")
     _wait(lambda: _running(http, name), 60, "connector running")
     _wait(lambda: end_offset(consumer, topic) >= docs, 1800, "snapshot in Kafka")
     t1, c1 = time.monotonic(), tree_cpu_seconds(pid)

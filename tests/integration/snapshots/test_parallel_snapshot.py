@@ -30,13 +30,14 @@ def _small(i: int) -> dict[str, Any]:
     return {"_id": i, "v": 0, "s": f"doc-{i}"}
 
 
-def _churn(uri: str, db: str, coll: str, stop: Any, started: Any) -> None:
-    """Another process: inserts, updates and deletes at random until ``stop`` is set, then writes a sentinel."""
+def _churn(uri: str, db: str, coll: str, go: Any, stop: Any, started: Any) -> None:
+    """Another process: once ``go`` is set, inserts, updates and deletes at random until ``stop`` is set."""
     client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(uri)
     collection = client[db][coll]
     rng = random.Random(11)
     next_id = 10_000_000
     started.set()
+    go.wait(600)
     while not stop.is_set():
         op = rng.random()
         if op < 0.4:
@@ -60,20 +61,27 @@ def _config(stack: Any, prefix: str, db: str, **extra: str) -> dict[str, str]:
             "snapshot.fetch.size": str(CHUNK), **extra}
 
 
+@pytest.mark.timeout(1500)
 def test_parallel_snapshot_under_concurrent_writes_ends_in_the_collection_state(
         worker: Worker, stack: Any, mongo: Any) -> None:
     db, prefix, name = unique("psnap_"), unique("psnap"), unique("psnap-")
     load(mongo[db].items, DOCS, _small)
     context = multiprocessing.get_context("spawn")
-    stop, started = context.Event(), context.Event()
-    writer = context.Process(target=_churn, args=(stack.mongo_uri, db, "items", stop, started))
+    go, stop, started = context.Event(), context.Event(), context.Event()
+    writer = context.Process(target=_churn, args=(stack.mongo_uri, db, "items", go, stop, started))
     writer.start()
+    topic = f"{prefix}.{db}.items"
     try:
         assert started.wait(60)
         create(worker, name, _config(stack, prefix, db))
-        topic = f"{prefix}.{db}.items"
+        deadline = time.monotonic() + 300
+        while end_offset(stack.kafka_bootstrap, topic) == 0:  # the position is taken before the first record
+            assert time.monotonic() < deadline, "the snapshot never started"
+            time.sleep(0.2)
+        go.set()
         read_all(stack.kafka_bootstrap, topic, lambda fresh: "last" in snapshot_marks(fresh), timeout=600)
     finally:
+        go.set()
         stop.set()
         writer.join(60)
     assert writer.exitcode == 0
@@ -88,6 +96,7 @@ def test_parallel_snapshot_under_concurrent_writes_ends_in_the_collection_state(
     assert not missing, f"{len(missing)} documents of the snapshot start have no event, e.g. {missing[:5]}"
 
 
+@pytest.mark.timeout(1500)
 def test_sigkill_mid_snapshot_resumes_the_unfinished_ranges(worker: Worker, stack: Any, mongo: Any) -> None:
     db, prefix, name = unique("ksnap_"), unique("ksnap"), unique("ksnap-")
     load(mongo[db].items, DOCS, _small)
@@ -109,7 +118,7 @@ def test_sigkill_mid_snapshot_resumes_the_unfinished_ranges(worker: Worker, stac
     assert set(reads) == set(range(DOCS)), "every document is in the snapshot"
     duplicates = len(reads) - DOCS
     assert duplicates <= THREADS * CHUNK, f"{duplicates} documents read twice: more than one chunk per thread"
-    assert replay(records) == {doc["_id"]: doc for doc in mongo[db].items.find()}
+    assert replay(records) == {i: _small(i) for i in range(DOCS)}
 
 
 MIXED_IDS: list[Any] = [
