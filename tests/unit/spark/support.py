@@ -15,8 +15,7 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from bson import Binary, Decimal128, Int64, ObjectId, Regex, Timestamp
-from bson import json_util
+from bson import Binary, Decimal128, Int64, ObjectId, Regex, Timestamp, json_util
 
 from connectors.mongodb.events import ChangeEventConverter
 from converters.json import JsonConverter
@@ -55,7 +54,8 @@ def json_records(events: Iterable[Mapping[str, Any]], prefix: str = "t", schemas
     keys.configure({"schemas.enable": schemas}, is_key=True)
     values.configure({"schemas.enable": schemas})
     out = []
-    records = [events_converter.snapshot_record(doc, db, coll, {"sec": 0, "ord": -1}) for db, coll, doc in snapshot_docs]
+    records = [events_converter.snapshot_record(doc, db, coll, {"sec": 0, "ord": -1})
+               for db, coll, doc in snapshot_docs]
     for event in events:
         records.extend(events_converter.to_records(event))
     for record in records:

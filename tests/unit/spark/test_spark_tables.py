@@ -78,7 +78,8 @@ def test_change_log_has_one_row_per_event(spark: Any) -> None:
     assert changes.count() == 7  # 6 events + the tombstone after the delete
     assert [r.op for r in log.orderBy("offset").collect()] == ["c", "c", "c", "u", "u", "d"]
     row = log.where(F.col("op") == "d").first()
-    assert row is not None and row.key == '{"$oid": "65f0c0ffee00000000000002"}' and row.collection == "c" and row.date == dt.date(2026, 11, 21)
+    assert row is not None and row.key == '{"$oid": "65f0c0ffee00000000000002"}'
+    assert row.collection == "c" and row.date == dt.date(2026, 11, 21)
 
 
 @pytest.mark.parametrize("shape", ["json-no-schemas", "cloudevents", "cloudevents-no-data-schema",
