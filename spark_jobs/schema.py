@@ -151,13 +151,16 @@ def _unwrap(value: Column, dtype: StructType, names: frozenset[str]) -> Column:
             return F.unbase64(binary["base64"])
         return F.unbase64(binary.cast(StringType())).cast(BinaryType())
     if names == {"$regex", "$options"}:
-        return F.struct(value["$regex"].alias("pattern"), value["$options"].alias("options"))
+        return F.when(value.isNotNull(), F.struct(value["$regex"].alias("pattern"),
+                                                  value["$options"].alias("options")))
     if names == {"$regularExpression"}:
         regex = value["$regularExpression"]
-        return F.struct(regex["pattern"].alias("pattern"), regex["options"].alias("options"))
+        return F.when(value.isNotNull(), F.struct(regex["pattern"].alias("pattern"),
+                                                  regex["options"].alias("options")))
     if names == {"$timestamp"}:
         stamp = value["$timestamp"]
-        return F.struct(stamp["t"].cast(LongType()).alias("t"), stamp["i"].cast(LongType()).alias("i"))
+        return F.when(value.isNotNull(), F.struct(stamp["t"].cast(LongType()).alias("t"),
+                                                  stamp["i"].cast(LongType()).alias("i")))
     if names == {"$minKey"}:
         return F.when(value.isNotNull(), F.lit("MinKey"))
     if names == {"$maxKey"}:
