@@ -113,7 +113,8 @@ def main() -> int:
         print(f"produced {records} records ({args.events} events) in {seconds:.1f} s", flush=True)
         started = time.monotonic()
         spark = session("local[2]")
-        print(f"Spark session (JVM start-up, not counted): {time.monotonic() - started:.1f} s", flush=True)
+        jvm = time.monotonic() - started
+        print(f"Spark session (JVM start-up, not counted): {jvm:.1f} s", flush=True)
         options = MaterializeOptions(endpoints.kafka_bootstrap, str(output / "out"), topics=(TOPIC,))
         full = run(spark, options)
         print(f"full run: {full}", flush=True)
@@ -123,13 +124,20 @@ def main() -> int:
         print(f"incremental run: {incremental}", flush=True)
         rate = full.events / full.seconds
         share = incremental.seconds / full.seconds
-        line = (f"| {dt.date.today()} | {platform.node()} ({os.cpu_count()} cores) | {full.events:,} | "
-                f"{full.seconds:.1f} s | **{rate:,.0f}** | {incremental.events:,} | {incremental.seconds:.1f} s | "
-                f"**{share:.0%}** |")
-        print(f"\nfull: {rate:,.0f} events/s; incremental ({incremental.events} events): "
-              f"{incremental.seconds:.1f} s = {share:.0%} of the full run\n{line}")
+        when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        section = (
+            f"\n## spark_materialize — {when} — {platform.machine()}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}, Spark {spark.version} local[2]\n\n"
+            f"- {full.events:,} change events ({docs:,} documents of about 1 KB, JSON with schemas, "
+            f"{full.tombstones:,} tombstones) read from Kafka by a full run\n"
+            f"- full run: {full.seconds:.1f} s → **{rate:,.0f} events/s** (JVM start-up of {jvm:.1f} s excluded); "
+            f"table rows: {sum(full.table_rows.values()):,}\n"
+            f"- incremental run over 1 % new events ({incremental.events:,}): {incremental.seconds:.1f} s = "
+            f"**{share:.0%}** of the full run\n"
+            f"- load average at the end (the machine is shared): {os.getloadavg()[0]:.1f}\n")
+        print(section, flush=True)
         with (ROOT / "results.md").open("a", encoding="utf-8") as results:
-            results.write(line + "\n")
+            results.write(section)
         spark.stop()
     finally:
         stack.stop(STATE)
