@@ -32,7 +32,7 @@ from pyspark.sql.types import StructType
 from spark_jobs import schema as schemas
 from spark_jobs import tables
 from spark_jobs.decode import FORMATS, decode
-from spark_jobs.kafka import SparkJobError, offset_ranges, read_range
+from spark_jobs.kafka_source import SparkJobError, offset_ranges, read_range
 from spark_jobs.store import OutputStore, State
 
 __all__ = ["MaterializeOptions", "Summary", "main", "run"]
@@ -84,6 +84,7 @@ def run(spark: SparkSession, options: MaterializeOptions) -> Summary:
     offsets = {**state.offsets}
     for r in ranges:
         offsets.setdefault(r.topic, {})[str(r.partition)] = r.end
+    log.info("batch %s reads %s", batch, ", ".join(f"{r.topic}[{r.partition}] {r.start}..{r.end}" for r in ranges))
     if not any(r.end > r.start for r in ranges):
         return Summary(state.batch, 0, 0, 0, 0, {}, time.monotonic() - started)
     records = read_range(spark, options.bootstrap_servers, ranges, options.min_partitions, options.kafka_options)
@@ -106,6 +107,7 @@ def run(spark: SparkSession, options: MaterializeOptions) -> Summary:
     finally:
         changes.unpersist()
     store.commit(State(batch, offsets, new_schemas, options.fmt), topics)
+    log.info("batch %s committed to %s", batch, store.root)
     events = counts["records"] - counts["rejects"] - counts["tombstones"]
     return Summary(batch, counts["records"], events, counts["tombstones"], counts["rejects"], rows,
                    time.monotonic() - started)
