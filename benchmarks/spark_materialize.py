@@ -84,7 +84,7 @@ def produce(bootstrap: str, count: int, first_n: int, docs: int, seed: int, live
     keys.configure({}, is_key=True)
     values.configure({})
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=20, batch_size=1 << 20,
-                             max_request_size=8 << 20, buffer_memory=256 << 20, compression_type=None)
+                             max_request_size=8 << 20)
     records = 0
     try:
         for event in events(count, first_n, random.Random(seed), docs, live):
