@@ -12,6 +12,7 @@ COPY connect ./connect
 COPY connectors ./connectors
 COPY converters ./converters
 COPY rest ./rest
+COPY spark_jobs ./spark_jobs
 RUN pip wheel --wheel-dir /wheels .
 
 FROM python:3.11-slim
