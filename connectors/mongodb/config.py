@@ -10,6 +10,7 @@ from enum import StrEnum
 
 from connect.api.config import ConfigDef, ConfigKey, ConfigType, parse_bool, parse_list
 from connect.api.errors import ConfigError
+from connectors.mongodb.capture_config import CAPTURE_DEF, CaptureOptions, validate_capture
 
 
 class CaptureMode(StrEnum):
@@ -140,7 +141,7 @@ CONFIG_DEF = ConfigDef((
          doc="Prefix of the heartbeat topic, <prefix>.<topic.prefix>."),
     _key("extended.headers.enabled", ConfigType.BOOLEAN, "true", group="Connector", order=18,
          doc="Whether to add the __debezium.context.* headers to data records."),
-))
+)) + CAPTURE_DEF
 
 
 def _mutually_exclusive(props: Mapping[str, str], include: str, exclude: str) -> str | None:
@@ -165,6 +166,10 @@ def validate(props: Mapping[str, str]) -> list:  # type: ignore[type-arg]
     scope = (props.get("capture.scope") or "deployment").strip().lower()
     if scope in ("database", "collection") and not props.get("capture.target"):
         by_name["capture.target"].errors.append(f"A target is required for capture.scope={scope}")
+    if scope == "collection" and props.get("capture.target") and "." not in str(props.get("capture.target")):
+        by_name["capture.target"].errors.append("A target of the form <database>.<collection> is required for "
+                                                "capture.scope=collection")
+    validate_capture(props, by_name)
     return results
 
 
@@ -196,6 +201,7 @@ class MongoDbConfig:
     connect_timeout_ms: int
     server_selection_timeout_ms: int
     socket_timeout_ms: int
+    capture: CaptureOptions
 
     @classmethod
     def parse(cls, props: Mapping[str, str]) -> MongoDbConfig:
@@ -235,6 +241,7 @@ class MongoDbConfig:
             connect_timeout_ms=integer("mongodb.connect.timeout.ms", 10_000),
             server_selection_timeout_ms=integer("mongodb.server.selection.timeout.ms", 30_000),
             socket_timeout_ms=integer("mongodb.socket.timeout.ms", 0),
+            capture=CaptureOptions.parse(props),
         )
 
 

@@ -1,105 +1,128 @@
-"""``MongoDbConnectorTask``: reads one change stream and turns its events into Debezium records.
+"""``MongoDbConnectorTask``: snapshots when needed, then streams change events into Debezium records.
 
-The position is the change stream's resume token, stored as the source offset
-(``{"server_id": <topic.prefix>}`` -> ``{"sec","ord","resume_token"}``). On start the task resumes
-after the stored token; without one it starts at the current time.
+By default the task reads one change stream (the replica set, or the sharded cluster through mongos) and keeps
+one offset, ``{"server_id": <topic.prefix>}`` -> ``{"sec","ord","resume_token",...}``, exactly as Debezium 3.x.
+With ``mongodb.connection.mode=replica_set`` the connector hands each task one or more shard replica sets; the
+task reads each one's stream on its own thread and keeps one offset per replica set (partition
+``{"server_id", "rs"}``, Debezium 2.x's form). Failures follow :mod:`faults`.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pymongo
-from bson import Timestamp
 from pymongo import uri_parser
-from pymongo.errors import PyMongoError
+from pymongo.errors import NotPrimaryError, PyMongoError
 
-from connect.api.errors import ConnectError, RetriableError
+from connect.api.errors import ConnectError, DataError
+from connect.api.metrics import Metric
 from connect.api.records import SourceRecord
 from connect.api.task import SourceTask
-from connectors.mongodb import snapshot
-from connectors.mongodb.config import CaptureMode, CaptureScope, CollectionFilter, MongoDbConfig, SnapshotMode
-from connectors.mongodb.events import ChangeEventConverter, decode_resume_token, encode_resume_token
-from connectors.mongodb.fetcher import POSITION, ChangeStreamFetcher
-from connectors.mongodb.heartbeat import Heartbeat
+from connectors.mongodb import sharding, snapshot
+from connectors.mongodb.capture import POLL_AWAIT_MS, StreamCapture, watch_target
+from connectors.mongodb.config import MongoDbConfig, SnapshotMode
+from connectors.mongodb.events import ChangeEventConverter, decode_resume_token
+from connectors.mongodb.faults import Backoff, Fault, auth_message, classify, lost_position_message
+from connectors.mongodb.metrics import StreamingMetrics
 
 log = logging.getLogger(__name__)
 
-POLL_AWAIT_MS = 500
 
-
-def _pipeline(config: MongoDbConfig) -> list[dict[str, Any]]:
-    """No server-side stage: operation types and namespaces are filtered client-side, which is where
-    Debezium's filters are authoritative too (full-match, case-insensitive Python regexes that a server-side
-    ``$regexMatch`` would not always reproduce). A ``$match`` costs SecantusDB about 30 µs per event;
-    user stages (``cursor.pipeline``) are the way to push filtering to the server."""
-    return []
-
-
-def _client_options(config: MongoDbConfig) -> dict[str, Any]:
+def client_options(config: MongoDbConfig) -> dict[str, Any]:
     """Driver options from the ``mongodb.*`` keys; options in the connection string win, as in Debezium."""
+    capture = config.capture
     options: dict[str, Any] = {
         "connectTimeoutMS": config.connect_timeout_ms,
         "serverSelectionTimeoutMS": config.server_selection_timeout_ms,
         "socketTimeoutMS": config.socket_timeout_ms or None,
+        "heartbeatFrequencyMS": capture.heartbeat_frequency_ms,
         "uuidRepresentation": "standard",
     }
     if config.user:
         options.update(username=config.user, password=config.password, authSource=config.auth_source)
+    if capture.ssl_enabled:
+        options["tls"] = True
+        if capture.ssl_invalid_hostname_allowed:
+            options["tlsAllowInvalidHostnames"] = True
+        if capture.ssl_ca_file:
+            options["tlsCAFile"] = capture.ssl_ca_file
+        if capture.ssl_cert_file:
+            options["tlsCertificateKeyFile"] = capture.ssl_cert_file
+        if capture.ssl_cert_password:
+            options["tlsCertificateKeyFilePassword"] = capture.ssl_cert_password
     in_uri = {k.lower() for k in uri_parser.parse_uri(config.connection_string, validate=False)["options"]}
     return {k: v for k, v in options.items() if k.lower() not in in_uri}
 
 
 class MongoDbConnectorTask(SourceTask):
-    """Streams change events of one replica set (or of a sharded cluster through mongos)."""
+    """Streams the change events of its replica set(s), or of a sharded cluster through mongos."""
 
     version = "3.6.1.Final"
 
     def start(self, props: Mapping[str, str]) -> None:
-        """Connect, then open the change stream from the stored position."""
+        """Connect, then snapshot or open the change streams from the stored positions."""
         self.config = MongoDbConfig.parse(props)
         self.name = props.get("name", "?")
-        self.partition = {"server_id": self.config.topic_prefix}
-        self.captured = CollectionFilter(self.config)
-        self.heartbeat = Heartbeat(self.config.heartbeat_interval_ms, self.config.topic_prefix,
-                                   self.config.heartbeat_topic_prefix, self.partition)
-        self._last_event: dict[str, Any] | None = None
-        self.events = ChangeEventConverter(
-            topic_prefix=self.config.topic_prefix,
-            tombstones_on_delete=self.config.tombstones_on_delete,
-            extended_headers=self.config.extended_headers,
-            task_id="0",
-            run_id=str(uuid.uuid4()),
-        )
-        self.client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(
-            self.config.connection_string, **_client_options(self.config))
-        try:
-            self.client.admin.command("ping")
-        except PyMongoError as exc:
-            self.client.close()
-            raise ConnectError(f"[{self.name}] Unable to connect to MongoDB: {exc}") from exc
-        stored = self.context.offset_storage_reader.offset(self.partition)
-        self._resume_token: dict[str, Any] | None = None
-        self._start_at: Timestamp | None = None
-        if stored and stored.get("resume_token"):
-            self._resume_token = decode_resume_token(str(stored["resume_token"]))
-        elif stored and int(stored.get("sec", -1)) > 0:
-            self._start_at = Timestamp(int(stored["sec"]), max(int(stored.get("ord", 0)), 0))
-        self._fetcher: ChangeStreamFetcher | None = None
+        self.task_id = str(getattr(getattr(self, "context", None), "task_id", 0) or 0)
+        self.tag = f"{self.name}|task-{self.task_id}"
+        self._stopping = threading.Event()
         self._stopped = False
+        self._backoff = Backoff(self.config.capture.max_retries, self.config.capture.retry_wait_ms)
+        self.streams: list[StreamCapture] = []
+        self._stored: dict[int, dict[str, Any] | None] = {}
+        self._metrics = StreamingMetrics(self.config.topic_prefix, self.task_id, self.config.max_queue_size,
+                                         lambda: sum(s.queued() for s in self.streams))
+        run_id = str(uuid.uuid4())
+        try:
+            for rs, uri in sharding.assigned_replica_sets(props, self.config.connection_string):
+                self.streams.append(self._make_stream(rs, uri, run_id))
+        except ConnectError:
+            self._close_clients()
+            raise
         self._streaming = self.config.snapshot_mode is not SnapshotMode.INITIAL_ONLY
         self._snapshot: Iterator[list[SourceRecord]] | None = None
-        if self._needs_snapshot(stored):
-            self._begin_snapshot()
+        self._snapshot_queue = [s for s in self.streams if self._needs_snapshot(self._stored[id(s)])]
+        if self._snapshot_queue:
+            self._next_snapshot()
             return
-        log.info("[%s|task-0] Starting change stream %s", self.name,
-                 "after the stored resume token" if self._resume_token else
-                 f"at {self._start_at}" if self._start_at else "at the current time")
-        self._open_fetcher()
+        for stream in self.streams:
+            log.info("[%s] Starting change stream%s %s", self.tag, self._rs_label(stream), stream.describe_start())
+            self._start_stream(stream)
 
+    @staticmethod
+    def _rs_label(stream: StreamCapture) -> str:
+        rs = stream.partition.get("rs")
+        return f" of replica set {rs}" if rs else ""
+
+    def _make_stream(self, rs: str | None, uri: str, run_id: str) -> StreamCapture:
+        config = self.config
+        client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(uri, **client_options(config))
+        try:
+            client.admin.command("ping")
+        except PyMongoError as exc:
+            client.close()
+            if classify(exc) is Fault.AUTH:
+                raise ConnectError(auth_message(self.tag, config.user, config.auth_source, exc)) from exc
+            raise ConnectError(f"[{self.tag}] Unable to connect to MongoDB: {exc}") from exc
+        partition = {"server_id": config.topic_prefix} if rs is None else {"server_id": config.topic_prefix, "rs": rs}
+        events = ChangeEventConverter(
+            topic_prefix=config.topic_prefix, tombstones_on_delete=config.tombstones_on_delete,
+            extended_headers=config.extended_headers, task_id=self.task_id, run_id=run_id,
+            topic_delimiter=config.capture.topic_delimiter, partition=partition)
+        label = f"{self.name}-task-{self.task_id}" + (f"-{rs}" if rs else "")
+        stream = StreamCapture(config=config, client=client, events=events, partition=partition,
+                               metrics=self._metrics, label=label)
+        stored = self.context.offset_storage_reader.offset(partition)
+        self._stored[id(stream)] = stored
+        stream.restore(stored, decode_resume_token)
+        return stream
+
+    # -- snapshots (the snapshot issue owns snapshot.py; this only sequences it per stream) ---------------------
     def _needs_snapshot(self, stored: Mapping[str, Any] | None) -> bool:
         mode = self.config.snapshot_mode
         interrupted = bool(stored and stored.get("initsync"))
@@ -111,42 +134,70 @@ class MongoDbConnectorTask(SourceTask):
             return False
         return mode is SnapshotMode.ALWAYS or not stored or interrupted
 
-    def _begin_snapshot(self) -> None:
-        position = snapshot.start_position(self.client, self._watch_target())
-        self._resume_token = decode_resume_token(position["resume_token"])
-        collections = snapshot.captured_collections(self.client, self.captured)
-        log.info("[%s|task-0] Snapshot of %s collection(s) starts; streaming resumes from the position taken now",
-                 self.name, len(collections))
-        self._snapshot = snapshot.snapshot_records(self.client, collections, self.events, position,
+    def _next_snapshot(self) -> None:
+        stream = self._snapshot_queue.pop(0)
+        target = watch_target(stream.client, self.config)
+        position = snapshot.start_position(stream.client, target)
+        stream.resume_token, stream.start_at = decode_resume_token(position["resume_token"]), None
+        collections = snapshot.captured_collections(stream.client, stream.captured)
+        log.info("[%s] Snapshot%s of %s collection(s) starts; streaming resumes from the position taken now",
+                 self.tag, self._rs_label(stream), len(collections))
+        self._snapshot = snapshot.snapshot_records(stream.client, collections, stream.events, position,
                                                    self.config.snapshot_fetch_size, self.config.max_batch_size,
-                                                   self.name)
+                                                   self.tag)
 
-    def _watch_target(self) -> Any:
-        scope, target = self.config.capture_scope, self.config.capture_target or ""
-        if scope is CaptureScope.DATABASE:
-            return self.client[target]
-        if scope is CaptureScope.COLLECTION:
-            db, _, coll = target.partition(".")
-            return self.client[db][coll]
-        return self.client
+    def _poll_snapshot(self) -> list[SourceRecord] | None:
+        assert self._snapshot is not None
+        try:
+            return next(self._snapshot)
+        except StopIteration:
+            self._snapshot = None
+            log.info("[%s] Snapshot completed%s", self.tag, "" if self._streaming else "; not streaming")
+            if self._snapshot_queue:
+                self._next_snapshot()
+            return None
+        except PyMongoError as exc:
+            if self._stopped:
+                return None
+            raise ConnectError(f"[{self.tag}] Snapshot failed: {exc}") from exc
 
-    def _open_fetcher(self) -> None:
-        self._fetcher = ChangeStreamFetcher.open(self._open_stream, self.config.max_batch_size,
-                                                 f"{self.name}-task-0")
+    # -- streaming ---------------------------------------------------------------------------------------------
+    def _start_stream(self, stream: StreamCapture) -> bool:
+        try:
+            stream.start()
+            return True
+        except PyMongoError as exc:
+            self._on_failure(stream, exc)
+            return False
 
-    def _open_stream(self) -> Any:
-        mode = self.config.capture_mode
-        options: dict[str, Any] = {"batch_size": self.config.max_batch_size,
-                                   "max_await_time_ms": self.config.max_await_time_ms or POLL_AWAIT_MS}
-        if mode in (CaptureMode.CHANGE_STREAMS_UPDATE_FULL, CaptureMode.CHANGE_STREAMS_UPDATE_FULL_WITH_PRE_IMAGE):
-            options["full_document"] = "updateLookup"
-        if mode in (CaptureMode.CHANGE_STREAMS_WITH_PRE_IMAGE, CaptureMode.CHANGE_STREAMS_UPDATE_FULL_WITH_PRE_IMAGE):
-            options["full_document_before_change"] = "whenAvailable"
-        if self._resume_token is not None:
-            options["resume_after"] = self._resume_token
-        elif self._start_at is not None:
-            options["start_at_operation_time"] = self._start_at
-        return self._watch_target().watch(_pipeline(self.config), **options)
+    def _on_failure(self, stream: StreamCapture, exc: PyMongoError) -> None:
+        """Close the stream and decide: retry later, snapshot again, or fail the task."""
+        stream.close()
+        self._metrics.connected = False
+        self._metrics.count("NumberOfDisconnects")
+        if isinstance(exc, NotPrimaryError):
+            self._metrics.count("NumberOfPrimaryElections")
+        fault = classify(exc)
+        if fault is Fault.AUTH:
+            raise ConnectError(auth_message(self.tag, self.config.user, self.config.auth_source, exc)) from exc
+        if fault is Fault.POSITION_LOST:
+            offset = stream.position() or self._stored.get(id(stream)) or {}
+            if self.config.snapshot_mode is SnapshotMode.WHEN_NEEDED:
+                log.warning("[%s] The change stream position is no longer available (%s); snapshot.mode=when_needed "
+                            "takes a new snapshot", self.tag, exc)
+                stream.resume_token, stream.start_at = None, None
+                self._snapshot_queue.append(stream)
+                if self._snapshot is None:
+                    self._next_snapshot()
+                return
+            raise ConnectError(f"[{self.tag}] {lost_position_message(offset)} ({exc})") from exc
+        if fault is Fault.FATAL:
+            raise ConnectError(f"[{self.tag}] Change stream failed: {exc}") from exc
+        if not self._backoff.failed():
+            raise ConnectError(f"[{self.tag}] Change stream failed {self._backoff.failures} times in a row "
+                               f"(errors.max.retries={self.config.capture.max_retries}): {exc}") from exc
+        log.warning("[%s] Change stream%s failed, resuming from the last position in %.1f s: %s", self.tag,
+                    self._rs_label(stream), self._backoff.remaining(), exc)
 
     def poll(self) -> list[SourceRecord] | None:
         """Up to ``max.batch.size`` events' records; returns after about half a second when idle."""
@@ -155,63 +206,47 @@ class MongoDbConnectorTask(SourceTask):
         if self._snapshot is not None:
             return self._poll_snapshot()
         if not self._streaming:
+            self._stopping.wait(POLL_AWAIT_MS / 1000)
             return None
-        if self._fetcher is None:
-            try:
-                self._open_fetcher()
-            except PyMongoError as exc:
-                raise RetriableError(f"[{self.name}] Cannot reopen the change stream: {exc}") from exc
-        fetcher = self._fetcher
-        if fetcher is None:
+        wait = self._backoff.remaining()
+        if wait > 0:
+            self._stopping.wait(min(wait, POLL_AWAIT_MS / 1000))
             return None
-        try:
-            events = fetcher.take(self.config.max_batch_size, POLL_AWAIT_MS / 1000)
-        except PyMongoError as exc:
-            self._close_fetcher()
-            raise RetriableError(f"[{self.name}] Change stream failed, will resume: {exc}") from exc
         records: list[SourceRecord] = []
-        for event in events:
-            if POSITION in event:
-                self._resume_token, self._last_event = event[POSITION], None
+        share = max(self.config.max_batch_size // len(self.streams), 1)
+        timeout = POLL_AWAIT_MS / 1000 / len(self.streams)
+        for stream in self.streams:
+            if self._stopped or self._snapshot is not None:
+                break
+            if not stream.open and not self._start_stream(stream):
                 continue
-            self._resume_token, self._last_event = event["_id"], event
-            ns = event.get("ns") or {}
-            if self.captured(ns.get("db", ""), ns.get("coll", "")):
-                records.extend(self.events.to_records(event))
-        if self.heartbeat.due() and self._resume_token is not None:
-            records.append(self.heartbeat.record(self._position()))
+            try:
+                records.extend(stream.take(share, 0 if records else timeout))
+                self._backoff.succeeded()
+                self._metrics.connected = True
+            except PyMongoError as exc:
+                if self._stopped:
+                    return None
+                self._on_failure(stream, exc)
+            except DataError as exc:
+                raise ConnectError(f"[{self.tag}] {exc}") from exc
         return records or None
 
-    def _position(self) -> dict[str, Any]:
-        """The offset of the last event taken, or of the idle stream's resume token (sec/ord -1, as Debezium)."""
-        if self._last_event is not None:
-            return self.events.offset(self._last_event)
-        assert self._resume_token is not None
-        return {"sec": -1, "ord": -1, "resume_token": encode_resume_token(self._resume_token)}
+    def metrics(self) -> list[Metric]:
+        """Debezium's streaming metrics of this task."""
+        metrics = getattr(self, "_metrics", None)
+        return metrics.samples() if metrics is not None else []
 
-    def _poll_snapshot(self) -> list[SourceRecord] | None:
-        assert self._snapshot is not None
-        try:
-            return next(self._snapshot)
-        except StopIteration:
-            self._snapshot = None
-            log.info("[%s|task-0] Snapshot completed%s", self.name, "" if self._streaming else "; not streaming")
-            return None
-        except PyMongoError as exc:
-            if self._stopped:
-                return None
-            raise ConnectError(f"[{self.name}] Snapshot failed: {exc}") from exc
-
-    def _close_fetcher(self) -> None:
-        fetcher, self._fetcher = self._fetcher, None
-        if fetcher is not None:
-            fetcher.stop()
+    def _close_clients(self) -> None:
+        for stream in getattr(self, "streams", []):
+            stream.close()
+            stream.client.close()
 
     def stop(self) -> None:
-        """Called from another thread: closing the client makes a blocked poll return."""
+        """Called from another thread: closing the clients makes a blocked poll return."""
         self._stopped = True
-        if getattr(self, "_fetcher", None) is not None:
-            self._close_fetcher()
-        client = getattr(self, "client", None)
-        if client is not None:
-            client.close()
+        stopping = getattr(self, "_stopping", None)
+        if stopping is not None:
+            stopping.set()
+        self._close_clients()
+
