@@ -26,6 +26,18 @@ class FlaggedMongoServer(MongoServer):
     def command(self) -> list[str]:
         return [*super().command(), *self.flags]
 
+    def is_ready(self) -> bool:
+        if "--tls-cert-file" not in self.flags:
+            return super().is_ready()
+        probe: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(
+            self.uri, tls=True, tlsAllowInvalidCertificates=True, serverSelectionTimeoutMS=1000)
+        try:
+            return bool(probe.admin.command("hello").get("isWritablePrimary"))
+        except pymongo.errors.PyMongoError:
+            return False
+        finally:
+            probe.close()
+
 
 @pytest.fixture
 def secantus_factory(tmp_path: Path) -> Iterator[Callable[..., FlaggedMongoServer]]:
