@@ -20,7 +20,7 @@ from connect.api.records import SourceRecord
 
 KEY_SCHEMA = struct_schema([("id", STRING)], name="io.debezium.connector.common.TransactionMetadataKey", version=1)
 COLLECTION_SCHEMA = struct_schema([("data_collection", STRING), ("event_count", INT64)], name="event.collection",
-                                  version=1)
+                                  version=1, optional=True)
 VALUE_SCHEMA = struct_schema(
     [
         ("status", STRING),
