@@ -16,7 +16,7 @@ import stack as stack_mod
 from compat.debezium import harness
 from stack.worker import distributed_properties
 from tests.integration.mongodb.conftest import client
-from tests.integration.support import Worker, read_topic, unique
+from tests.integration.support import read_topic, unique
 
 pytestmark = pytest.mark.integration
 
