@@ -3,6 +3,7 @@ snapshot mode, refused credentials (one clear FAILED, no retry storm), and TLS o
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -37,11 +38,12 @@ def _replayed_ids(uri: str, token: Any) -> set[str]:
     return ids
 
 
-@pytest.mark.parametrize("fault", ["restart", "freeze"])
+@pytest.mark.parametrize("fault", ["restart", "freeze", "stepdown"])
 def test_mongodb_down_mid_stream_loses_nothing(worker: Worker, stack: Any, secantus_factory: Any, fault: str) -> None:
     """``restart``: SecantusDB stopped and started again on the same data; ``freeze``: the process hangs (SIGSTOP)
     for longer than the socket and server-selection timeouts, then goes on. (SIGKILL is not used: SecantusDB's
-    WiredTiger store then often refuses to reopen with WT_TRY_SALVAGE.)"""
+    WiredTiger store then often refuses to reopen with WT_TRY_SALVAGE.) ``stepdown``: ``replSetStepDown``, the
+    primary steps down for a few seconds."""
     server = secantus_factory()
     mongo = client(server.uri)
     with mongo.watch(max_await_time_ms=100) as stream:
@@ -74,6 +76,10 @@ def test_mongodb_down_mid_stream_loses_nothing(worker: Worker, stack: Any, secan
         server.stop()
         time.sleep(2.0)
         server.start()
+    elif fault == "stepdown":
+        with client(server.uri) as admin, contextlib.suppress(PyMongoError):
+            admin.admin.command("replSetStepDown", 5, force=True)
+        time.sleep(6.0)
     else:
         pid = server.pid
         os.kill(pid, signal.SIGSTOP)
@@ -184,3 +190,14 @@ def test_tls(worker: Worker, stack: Any, secantus_factory: Any, tmp_path: Path) 
     with client(uri + f"&tls=true&tlsCAFile={cert}&tlsAllowInvalidHostnames=true") as mongo:
         mongo[db]["c"].insert_one({"_id": 7})
     assert _ids(stack.kafka_bootstrap, f"{prefix}.{db}.c", 1) == {"7"}
+
+
+def test_retries_are_bounded_by_errors_max_retries(worker: Worker, stack: Any, secantus_factory: Any) -> None:
+    server = secantus_factory()
+    name = unique("retries-")
+    create_connector(worker, name, {"mongodb.connection.string": server.uri, "topic.prefix": unique("r"),
+                                    "errors.max.retries": "2", "mongodb.server.selection.timeout.ms": "1000",
+                                    "retriable.restart.connector.wait.ms": "500"})
+    server.stop()
+    status = worker.wait_status(name, lambda s: bool(s["tasks"]) and s["tasks"][0]["state"] == "FAILED", 90)
+    assert "failed 3 times in a row (errors.max.retries=2)" in status["tasks"][0]["trace"]
