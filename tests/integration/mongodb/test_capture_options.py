@@ -75,9 +75,11 @@ def test_scope_pipeline_and_oversize_skip(worker: Worker, stack: Any, mongo: Any
 def test_field_excludes_renames_skipped_operations(worker: Worker, stack: Any, mongo: Any) -> None:
     db = unique("fields")
     prefix = unique("f")
+    mongo[db].create_collection("people", changeStreamPreAndPostImages={"enabled": True})
     create_connector(worker, unique("fields-"), {
         "mongodb.connection.string": stack.mongo_uri, "topic.prefix": prefix,
         "collection.include.list": f"{db}.people",
+        "capture.mode.full.update.type": "post_image",  # the document as of the update, not as looked up later
         "field.exclude.list": f"{db}.people.secret,*.people.address.zip",
         "field.renames": f"{db}.people.name:full_name,{db}.people.address.city:town",
         "skipped.operations": "d", "tombstones.on.delete": "false"})
