@@ -158,6 +158,11 @@ CAPTURE_DEF = ConfigDef((
          validators=_one_of(ConnectionMode),
          doc="sharded: one change stream through mongos (Debezium 3.x); replica_set: one change stream per "
              "shard replica set, split over up to tasks.max tasks."),
+    _key("filters.match.mode", default="regex", group="Filters", order=52,
+         validators=(lambda _n, v: None if v.strip().lower() in ("regex", "literal")
+                     else "Value must be one of regex, literal",),
+         doc="How the include/exclude lists match names: regex (full-match regular expressions) or literal "
+             "(plain names, case-insensitive)."),
     _key("errors.max.retries", ConfigType.INT, "-1", group="Connector", order=50, validators=_at_least(-1),
          doc="Retries of a retriable MongoDB failure before the task fails (-1: unlimited, 0: none)."),
     _key("retriable.restart.connector.wait.ms", ConfigType.LONG, "10000", group="Connector", order=51,

@@ -210,8 +210,11 @@ class MongoDbConfig:
             if result.errors:
                 raise ConfigError(result.name, result.value, result.errors[0])
 
+        literal = (props.get("filters.match.mode") or "regex").strip().lower() == "literal"
+
         def patterns(key: str) -> tuple[re.Pattern[str], ...]:
-            return tuple(re.compile(p, re.IGNORECASE) for p in parse_list(props.get(key)))
+            items = parse_list(props.get(key))
+            return tuple(re.compile(re.escape(p) if literal else p, re.IGNORECASE) for p in items)
 
         def integer(key: str, default: int) -> int:
             return int(props.get(key) or default)

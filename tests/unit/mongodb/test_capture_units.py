@@ -127,3 +127,12 @@ def test_validation_lists_every_capture_problem() -> None:
     errors = {r.name: r.errors for r in mongo_config.validate(props) if r.errors}
     assert set(errors) >= {"field.exclude.list", "cursor.pipeline", "cursor.oversize.skip.threshold",
                            "skipped.operations", "capture.target"}
+
+
+def test_literal_filter_mode() -> None:
+    base = {"topic.prefix": "p", "mongodb.connection.string": "mongodb://h/"}
+    regex = mongo_config.MongoDbConfig.parse({**base, "collection.include.list": "db.c.*"})
+    literal = mongo_config.MongoDbConfig.parse({**base, "collection.include.list": "db.c.*",
+                                                "filters.match.mode": "literal"})
+    assert mongo_config.captured(regex, "db", "cx") and not mongo_config.captured(literal, "db", "cx")
+    assert mongo_config.captured(literal, "DB", "C.*")
