@@ -172,7 +172,7 @@ class StreamCapture:
         return records
 
     def _emit(self, event: dict[str, Any], records: list[SourceRecord]) -> None:
-        previous = self.position()
+        previous = self.position() if self.transactions is not None else None
         self.resume_token, self._last_event = event["_id"], event
         op = OPERATIONS.get(event.get("operationType", ""))
         if op is None:
