@@ -7,6 +7,7 @@ connector registered by POSTing its JSON, sample writes into ``inventory``, and 
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import time
 import urllib.error
@@ -145,8 +146,13 @@ def main() -> int:
     expected = write_samples(endpoints.mongo_uri)
     seen = show_records(endpoints.kafka_bootstrap, expected, since_ms)
     print(f"\n{seen} of {expected} expected records arrived.")
+    print("\n>>> Spark: the topics materialized as tables (python -m spark_jobs.materialize)", flush=True)
+    spark_code = subprocess.run([sys.executable, "-m", "spark_jobs.materialize", "--bootstrap-servers",
+                                 endpoints.kafka_bootstrap, "--topics-pattern", rf"{PREFIX}\.inventory\..*",
+                                 "--output", str(DEFAULT_STATE_DIR / "spark-out"), "--show", "20"],
+                                check=False, timeout=900).returncode
     print("\nThe stack and the worker keep running (REST API on http://127.0.0.1:8083). Stop them with: make stop")
-    return 0 if seen >= expected else 1
+    return 0 if seen >= expected and spark_code == 0 else 1
 
 
 def stop() -> int:

@@ -17,9 +17,10 @@ from stack.procs import StackError
 MAVEN_TIMEOUT = 1800.0
 
 
-def ensure_libs(pom: Path, libs: Path, complete: Callable[[Path], bool], what: str) -> Path:
+def ensure_libs(pom: Path, libs: Path, complete: Callable[[Path], bool], what: str,
+                settings: Path | None = None) -> Path:
     """The directory ``libs`` holding the runtime dependencies of ``pom``; downloads them when ``complete``
-    says they are not all there yet."""
+    says they are not all there yet. ``settings``: a Maven settings file (e.g. mirrors) to use."""
     if complete(libs):
         return libs
     libs.parent.mkdir(parents=True, exist_ok=True)
@@ -31,8 +32,8 @@ def ensure_libs(pom: Path, libs: Path, complete: Callable[[Path], bool], what: s
         if mvn is None:
             raise StackError(f"Maven (mvn) is not on PATH; it is needed once to fetch the {what} jars")
         tmp = Path(tempfile.mkdtemp(prefix=".libs-", dir=libs.parent))
-        cmd = [mvn, "-q", "-B", "-f", str(pom), "dependency:copy-dependencies", "-DincludeScope=runtime",
-               f"-DoutputDirectory={tmp}"]
+        cmd = [mvn, "-q", "-B", *(["-s", str(settings)] if settings else []), "-f", str(pom),
+               "dependency:copy-dependencies", "-DincludeScope=runtime", f"-DoutputDirectory={tmp}"]
         print(f"fetching the {what} jars with Maven into {libs} ...", file=sys.stderr, flush=True)
         try:
             result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,

@@ -1,0 +1,149 @@
+"""Spark materialization: 500,000 change events of ~1 KB documents (100,000 documents inserted, then updated
+and some deleted) written to a real Kafka topic in the worker's format (the product's ChangeEventConverter and
+JsonConverter, JSON with schemas), then materialized on ``local[2]`` by a full run and by an incremental run
+over 1 % new events.
+
+Prints events/s of the full run (JVM start-up excluded: the session is started before timing), the time of
+the incremental run and its share of the full run, and appends the figures to ``benchmarks/results.md``.
+
+    python -m benchmarks.spark_materialize [--events 500000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import random
+import shutil
+import string
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from bson import Timestamp
+from kafka import KafkaProducer
+
+import stack
+from connectors.mongodb.events import ChangeEventConverter
+from converters.json import JsonConverter
+from spark_jobs.materialize import MaterializeOptions, run
+from spark_jobs.session import session
+
+ROOT = Path(__file__).resolve().parent
+STATE = ROOT.parent / ".stack" / "bench-spark"
+TOPIC = "bench.shop.customers"
+
+
+def document(n: int, rng: random.Random) -> dict[str, Any]:
+    """About 1 KB of Extended JSON: nested documents, arrays, numbers, strings, a date."""
+    words = ["".join(rng.choices(string.ascii_lowercase, k=8)) for _ in range(12)]
+    return {
+        "_id": n, "name": f"customer {n}", "email": f"user{n}@example.com", "active": n % 3 != 0,
+        "score": rng.random() * 100, "created": dt.datetime(2024, 1, 1) + dt.timedelta(seconds=n),
+        "address": {"street": " ".join(words[:3]), "city": words[3], "zip": f"{n % 100000:05d}",
+                    "geo": {"lat": rng.uniform(-90, 90), "lon": rng.uniform(-180, 180)}},
+        "tags": words[4:10],
+        "orders": [{"sku": f"SKU-{n}-{i}", "qty": i + 1, "price": round(rng.uniform(1, 500), 2)} for i in range(6)],
+        "notes": " ".join(words) * 2,
+    }
+
+
+def events(count: int, first_n: int, rng: random.Random, docs: int, live: list[int]) -> Iterator[dict[str, Any]]:
+    """``count`` change-stream events: ``docs`` inserts (ids from ``first_n``) mixed with updates of ``live``
+    documents and 2 % deletes."""
+    inserted = 0
+    for i in range(count):
+        clock = Timestamp(1_795_000_000 + (first_n + i) // 1000, (first_n + i) % 1000 + 1)
+        base = {"_id": {"_data": f"82{first_n + i:030x}"}, "clusterTime": clock,
+                "wallTime": dt.datetime(2026, 11, 21), "ns": {"db": "shop", "coll": "customers"}}
+        if inserted < docs and (not live or rng.random() < 0.5 or i >= count - docs + inserted):
+            n = first_n + inserted
+            doc = document(n, rng)
+            inserted += 1
+            live.append(n)
+            yield {**base, "operationType": "insert", "fullDocument": doc, "documentKey": {"_id": n}}
+        elif rng.random() < 0.02 and len(live) > 1:
+            n = live.pop(rng.randrange(len(live)))
+            yield {**base, "operationType": "delete", "documentKey": {"_id": n}}
+        else:
+            n = rng.choice(live)
+            doc = document(n, rng)
+            yield {**base, "operationType": "update", "fullDocument": doc, "documentKey": {"_id": n},
+                   "updateDescription": {"updatedFields": {"score": doc["score"]}, "removedFields": []}}
+
+
+def produce(bootstrap: str, count: int, first_n: int, docs: int, seed: int, live: list[int]) -> tuple[int, float]:
+    """Write ``count`` events (plus tombstones); returns (records, seconds)."""
+    started = time.monotonic()
+    converter = ChangeEventConverter(topic_prefix="bench", run_id="bench")
+    keys, values = JsonConverter(), JsonConverter()
+    keys.configure({}, is_key=True)
+    values.configure({})
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=20, batch_size=1 << 20,
+                             max_request_size=8 << 20)
+    records = 0
+    try:
+        for event in events(count, first_n, random.Random(seed), docs, live):
+            for record in converter.to_records(event):
+                producer.send(TOPIC, key=keys.from_connect_data(TOPIC, record.key_schema, record.key),
+                              value=values.from_connect_data(TOPIC, record.value_schema, record.value))
+                records += 1
+        producer.flush(timeout=600)
+    finally:
+        producer.close(timeout=30)
+    return records, time.monotonic() - started
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--events", type=int, default=500_000)
+    args = parser.parse_args()
+    shutil.rmtree(STATE, ignore_errors=True)
+    kafka_port, mongo_port = stack.free_ports(2)
+    endpoints = stack.start(STATE, kafka_port=kafka_port, mongo_port=mongo_port, mongo=False)
+    output = Path(tempfile.mkdtemp(prefix="spark-bench-"))
+    try:
+        docs = args.events // 5
+        live: list[int] = []
+        records, seconds = produce(endpoints.kafka_bootstrap, args.events, 0, docs, 1, live)
+        print(f"produced {records} records ({args.events} events) in {seconds:.1f} s", flush=True)
+        started = time.monotonic()
+        spark = session("local[2]")
+        jvm = time.monotonic() - started
+        print(f"Spark session (JVM start-up, not counted): {jvm:.1f} s", flush=True)
+        options = MaterializeOptions(endpoints.kafka_bootstrap, str(output / "out"), topics=(TOPIC,))
+        full = run(spark, options)
+        print(f"full run: {full}", flush=True)
+        new_events = args.events // 100
+        produce(endpoints.kafka_bootstrap, new_events, args.events, new_events // 5, 2, live)
+        incremental = run(spark, options)
+        print(f"incremental run: {incremental}", flush=True)
+        rate = full.events / full.seconds
+        share = incremental.seconds / full.seconds
+        when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        section = (
+            f"\n## spark_materialize — {when} — {platform.machine()}, {os.cpu_count()} cores, "
+            f"Python {platform.python_version()}, Spark {spark.version} local[2]\n\n"
+            f"- {full.events:,} change events ({docs:,} documents of about 1 KB, JSON with schemas, "
+            f"{full.tombstones:,} tombstones) read from Kafka by a full run\n"
+            f"- full run: {full.seconds:.1f} s → **{rate:,.0f} events/s** (JVM start-up of {jvm:.1f} s excluded); "
+            f"table rows: {sum(full.table_rows.values()):,}\n"
+            f"- incremental run over 1 % new events ({incremental.events:,}): {incremental.seconds:.1f} s = "
+            f"**{share:.0%}** of the full run\n"
+            f"- load average at the end (the machine is shared): {os.getloadavg()[0]:.1f}\n")
+        print(section, flush=True)
+        with (ROOT / "results.md").open("a", encoding="utf-8") as results:
+            results.write(section)
+        spark.stop()
+    finally:
+        stack.stop(STATE)
+        shutil.rmtree(output, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,136 @@
+"""Kafka records of the connector's topics -> one row per change event, whatever format the worker wrote.
+
+:func:`decode` reads the ``key``/``value`` bytes of ``spark.read.format("kafka")`` rows with one ``from_json``
+per record and gives the columns of :data:`CHANGE_COLUMNS`. Formats:
+
+* ``auto`` (default): the Debezium envelope written by JsonConverter with schemas (``{"schema", "payload"}``),
+  without schemas (the envelope itself), or by Debezium's CloudEventsConverter as structured JSON (``op`` and
+  ``source`` fields from the ``iodebezium*`` extension attributes, ``before``/``after``/``updateDescription``
+  from ``data``, with or without its own schema). Tombstones (null values) are deletes.
+* ``new-document-state``: records flattened by ExtractNewDocumentState: the value is the document itself (with
+  or without a Connect schema); a null value or ``__deleted: true`` is a delete; dates typed as Connect
+  ``Timestamp`` become timestamps (see :func:`spark_jobs.schema.mark_connect_types`).
+
+A record that cannot be decoded keeps its coordinates and gets a ``reason``; nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+__all__ = ["CHANGE_COLUMNS", "FORMATS", "decode"]
+
+FORMATS = ("auto", "new-document-state")
+OPS = ("c", "u", "d", "r")
+
+_SOURCE = ("struct<ts_ms: bigint, snapshot: string, db: string, collection: string, ord: bigint, lsid: string, "
+           "txnNumber: bigint>")
+_UPDATE = "struct<removedFields: array<string>, updatedFields: string, truncatedArrays: string>"
+_ENVELOPE = f"before: string, after: string, updateDescription: {_UPDATE}, source: {_SOURCE}, op: string, ts_ms: bigint"
+_DATA = f"before: string, after: string, updateDescription: {_UPDATE}"
+_CE = ("specversion: string, iodebeziumop: string, iodebeziumtsms: string, iodebeziumsnapshot: string, "
+       "iodebeziumdb: string, iodebeziumcollection: string, iodebeziumord: bigint, iodebeziumlsid: string, "
+       "iodebeziumtxnNumber: string, time: string")
+# Top-level "source" is a string: a struct in the schemaless envelope, a URI in CloudEvents.
+_TOP = _ENVELOPE.replace(f"source: {_SOURCE}", "source: string")
+VALUE_SCHEMA = (f"struct<{_TOP}, payload: struct<{_ENVELOPE}>, {_CE}, "
+                f"data: struct<{_DATA}, payload: struct<{_DATA}>>, _corrupt_record: string>")
+DOCUMENT_SCHEMA = "struct<schema: string, payload: string, _corrupt_record: string>"
+KEY_SCHEMA = "struct<id: string, payload: struct<id: string>>"
+
+CHANGE_COLUMNS = (
+    "topic", "partition", "offset", "kafka_ts", "key", "op", "ts_ms", "source_ts_ms", "source_ord",
+    "source_snapshot", "source_db", "source_collection", "source_lsid", "source_txn_number", "before", "after",
+    "updated_fields", "removed_fields", "connect_schema", "tombstone", "reason", "value_text",
+)
+_OPTIONS = {"allowNonNumericNumbers": "true", "mode": "PERMISSIVE"}
+
+
+def decode(records: DataFrame, fmt: str = "auto") -> DataFrame:
+    """Change rows (:data:`CHANGE_COLUMNS`) from Kafka source rows (key, value, topic, partition, offset,
+    timestamp)."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    text = records.select(
+        "topic", "partition", "offset", F.col("timestamp").alias("kafka_ts"),
+        F.col("key").cast("string").alias("key_text"), F.col("value").cast("string").alias("value_text"))
+    key = F.from_json("key_text", KEY_SCHEMA, _OPTIONS)
+    keyed = text.withColumn("key", F.coalesce(key["payload"]["id"], key["id"], F.col("key_text")))
+    changes = _envelopes(keyed) if fmt == "auto" else _documents(keyed)
+    return changes.withColumn("reason", _reason()).select(*CHANGE_COLUMNS)
+
+
+def _envelopes(rows: DataFrame) -> DataFrame:
+    v = F.from_json("value_text", VALUE_SCHEMA, _OPTIONS)
+    parsed = rows.withColumn("v", v)
+    p, env, data = F.col("v.payload"), F.col("v"), F.col("v.data")
+    top_source = F.when(env["specversion"].isNull(), F.from_json(env["source"], _SOURCE, _OPTIONS))
+
+    def pick(field: str) -> Column:
+        return F.coalesce(p[field], env[field], data["payload"][field], data[field])
+
+    def source(field: str, attribute: str, kind: str) -> Column:
+        return F.coalesce(p["source"][field], top_source[field], env[attribute].cast(kind))
+
+    update = pick("updateDescription")
+    return parsed.select(
+        "topic", "partition", "offset", "kafka_ts", "key", "value_text",
+        F.coalesce(p["op"], env["op"], env["iodebeziumop"]).alias("op"),
+        F.coalesce(p["ts_ms"], env["ts_ms"], F.unix_millis(env["time"].try_cast("timestamp"))).alias("ts_ms"),
+        source("ts_ms", "iodebeziumtsms", "bigint").alias("source_ts_ms"),
+        source("ord", "iodebeziumord", "bigint").alias("source_ord"),
+        source("snapshot", "iodebeziumsnapshot", "string").alias("source_snapshot"),
+        source("db", "iodebeziumdb", "string").alias("source_db"),
+        source("collection", "iodebeziumcollection", "string").alias("source_collection"),
+        source("lsid", "iodebeziumlsid", "string").alias("source_lsid"),
+        source("txnNumber", "iodebeziumtxnNumber", "bigint").alias("source_txn_number"),
+        pick("before").alias("before"), pick("after").alias("after"),
+        update["updatedFields"].alias("updated_fields"), update["removedFields"].alias("removed_fields"),
+        F.lit(None).cast("string").alias("connect_schema"),
+        F.col("value_text").isNull().alias("tombstone"),
+        F.col("v._corrupt_record").alias("corrupt"),
+        (F.col("value_text").isNotNull() & p.isNull() & env["op"].isNull() & env["specversion"].isNull())
+        .alias("foreign"),
+    )
+
+
+def _documents(rows: DataFrame) -> DataFrame:
+    """ExtractNewDocumentState: the value is the new document; deletes are tombstones or ``__deleted``."""
+    v = F.from_json("value_text", DOCUMENT_SCHEMA, _OPTIONS)
+    parsed = rows.withColumn("v", v)
+    wrapped = F.col("v.schema").isNotNull() & F.col("v.payload").isNotNull()
+    doc = F.when(wrapped, F.col("v.payload")).otherwise(F.col("value_text"))
+    meta = F.from_json(doc, "struct<__deleted: string, __op: string, __source_ts_ms: bigint, __ts_ms: bigint>",
+                       _OPTIONS)
+    deleted = F.lower(meta["__deleted"]) == "true"
+    null = F.lit(None).cast("string")
+    return parsed.select(
+        "topic", "partition", "offset", "kafka_ts", "key", "value_text",
+        F.when(F.col("value_text").isNull() | deleted, F.lit("d"))
+        .otherwise(F.coalesce(meta["__op"], F.lit("u"))).alias("op"),
+        meta["__ts_ms"].alias("ts_ms"), meta["__source_ts_ms"].alias("source_ts_ms"),
+        F.lit(None).cast("bigint").alias("source_ord"), null.alias("source_snapshot"), null.alias("source_db"),
+        null.alias("source_collection"), null.alias("source_lsid"),
+        F.lit(None).cast("bigint").alias("source_txn_number"),
+        null.alias("before"), F.when(~F.coalesce(deleted, F.lit(False)), doc).alias("after"),
+        null.alias("updated_fields"), F.lit(None).cast("array<string>").alias("removed_fields"),
+        F.when(wrapped, F.col("v.schema")).alias("connect_schema"),
+        F.lit(False).alias("tombstone"),  # a null value is this format's delete event, not an extra record
+        F.col("v._corrupt_record").alias("corrupt"),
+        F.lit(False).alias("foreign"),
+    )
+
+
+def _reason() -> Column:
+    """Why a change row cannot be used (null when it can)."""
+    op = F.col("op")
+    return (
+        F.when(F.col("key").isNull(), F.lit("record has no key"))
+        .when(F.col("tombstone"), F.lit(None))
+        .when(F.col("corrupt").isNotNull(), F.lit("value is not valid JSON"))
+        .when(F.col("foreign"), F.lit("not a Debezium change event (no op, payload or CloudEvents envelope)"))
+        .when(op.isNull(), F.lit("change event without op"))
+        .when(~op.isin(*OPS), F.concat(F.lit("unknown op '"), op, F.lit("'")))
+        .when(op.isin("c", "r") & F.col("after").isNull(), F.concat(F.lit("op '"), op, F.lit("' without after")))
+    )

@@ -1,0 +1,129 @@
+"""Which topics and offsets a run reads, and the read itself (Spark's ``kafka`` batch source).
+
+Topics and their earliest/latest offsets come from Kafka's Admin client on the driver (the ``kafka-clients`` jar
+Spark's Kafka source brings), with bounded timeouts: an unreachable broker or a missing topic fails at once with
+one clear message instead of a hung query. The read is then fixed to explicit ``assign``/``startingOffsets``/
+``endingOffsets`` so every action of a run sees the same records and the end offsets can be stored.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+
+__all__ = ["KafkaRange", "SparkJobError", "offset_ranges", "read_range"]
+
+ADMIN_TIMEOUT_S = 15
+
+
+class SparkJobError(RuntimeError):
+    """A Spark job cannot run (bad arguments, unreachable broker, missing topic, ...); the message says why."""
+
+
+@dataclass(frozen=True)
+class KafkaRange:
+    """The offsets ``[start, end)`` of one topic partition a run reads."""
+
+    topic: str
+    partition: int
+    start: int
+    end: int
+
+
+def _admin(spark: SparkSession, bootstrap: str) -> Any:
+    jvm = spark._jvm
+    assert jvm is not None
+    props = jvm.java.util.Properties()
+    props.put("bootstrap.servers", bootstrap)
+    props.put("request.timeout.ms", str(ADMIN_TIMEOUT_S * 1000))
+    props.put("default.api.timeout.ms", str(ADMIN_TIMEOUT_S * 1000))
+    props.put("client.id", "spark-jobs-offsets")
+    return jvm.org.apache.kafka.clients.admin.Admin.create(props)
+
+
+def _get(spark: SparkSession, future: Any, what: str, bootstrap: str) -> Any:
+    jvm = spark._jvm
+    assert jvm is not None
+    try:
+        return future.get(ADMIN_TIMEOUT_S, jvm.java.util.concurrent.TimeUnit.SECONDS)
+    except Exception as exc:  # noqa: BLE001 - py4j wraps every Java exception; turned into one message
+        text = str(exc)
+        if "Timed out waiting for a node" in text or "TimeoutException" in text:
+            raise SparkJobError(f"Kafka broker {bootstrap} unreachable: no answer to {what} within "
+                                f"{ADMIN_TIMEOUT_S} s") from None
+        first = next((line for line in text.splitlines() if "Exception:" in line), text.splitlines()[0])
+        raise SparkJobError(f"Kafka {what} failed on {bootstrap}: {first.strip()}") from None
+
+
+def offset_ranges(spark: SparkSession, bootstrap: str, *, topics: Sequence[str] = (), pattern: str | None = None,
+                  start: Mapping[str, Mapping[str, int]] | None = None) -> list[KafkaRange]:
+    """The partitions of ``topics`` (or of every topic matching ``pattern``) with the offsets to read: from
+    ``start[topic][partition]`` (the checkpoint; earliest when absent) to the latest offset now."""
+    if bool(topics) == bool(pattern):
+        raise SparkJobError("give either topics or a topics pattern")
+    jvm = spark._jvm
+    assert jvm is not None
+    admin = _admin(spark, bootstrap)
+    try:
+        existing = set(_get(spark, admin.listTopics().names(), "topic listing", bootstrap))
+        if pattern:
+            regex = re.compile(pattern)
+            names = sorted(t for t in existing if regex.fullmatch(t))
+            if not names:
+                raise SparkJobError(f"no topic on {bootstrap} matches the pattern {pattern!r}")
+        else:
+            missing = sorted(set(topics) - existing)
+            if missing:
+                raise SparkJobError(f"topic(s) {', '.join(missing)} do not exist on {bootstrap}")
+            names = sorted(set(topics))
+        described = _get(spark, admin.describeTopics(names).allTopicNames(), "topic description", bootstrap)
+        partitions = [(name, int(info.partition())) for name in names for info in described.get(name).partitions()]
+        earliest = _offsets(spark, admin, partitions, jvm.org.apache.kafka.clients.admin.OffsetSpec.earliest(),
+                            bootstrap)
+        latest = _offsets(spark, admin, partitions, jvm.org.apache.kafka.clients.admin.OffsetSpec.latest(), bootstrap)
+    finally:
+        admin.close()
+    checkpoint = start or {}
+    ranges = []
+    for topic, partition in partitions:
+        begin = max(int(checkpoint.get(topic, {}).get(str(partition), 0)), earliest[(topic, partition)])
+        ranges.append(KafkaRange(topic, partition, begin, latest[(topic, partition)]))
+    return ranges
+
+
+def _offsets(spark: SparkSession, admin: Any, partitions: list[tuple[str, int]], spec: Any,
+             bootstrap: str) -> dict[tuple[str, int], int]:
+    jvm = spark._jvm
+    assert jvm is not None
+    request = jvm.java.util.HashMap()
+    for topic, partition in partitions:
+        request.put(jvm.org.apache.kafka.common.TopicPartition(topic, partition), spec)
+    result = _get(spark, admin.listOffsets(request).all(), "offset listing", bootstrap)
+    return {(tp.topic(), int(tp.partition())): int(info.offset()) for tp, info in
+            ((entry.getKey(), entry.getValue()) for entry in result.entrySet())}
+
+
+def read_range(spark: SparkSession, bootstrap: str, ranges: Sequence[KafkaRange],
+               min_partitions: int | None = None, options: Mapping[str, str] | None = None) -> DataFrame:
+    """The records of ``ranges`` (only the non-empty ones) as Spark's Kafka source gives them."""
+    wanted = [r for r in ranges if r.end > r.start]
+    assign: dict[str, list[int]] = {}
+    starting: dict[str, dict[str, int]] = {}
+    ending: dict[str, dict[str, int]] = {}
+    for r in wanted:
+        assign.setdefault(r.topic, []).append(r.partition)
+        starting.setdefault(r.topic, {})[str(r.partition)] = r.start
+        ending.setdefault(r.topic, {})[str(r.partition)] = r.end
+    reader = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+              .option("assign", json.dumps(assign)).option("startingOffsets", json.dumps(starting))
+              .option("endingOffsets", json.dumps(ending)))
+    if min_partitions:
+        reader = reader.option("minPartitions", str(min_partitions))
+    for key, value in (options or {}).items():
+        reader = reader.option(key, value)
+    return reader.load()

@@ -1,0 +1,199 @@
+"""Spark schemas for the documents of a collection, from the Extended JSON strings Debezium writes.
+
+Three steps, all Spark SQL (no Python UDFs):
+
+* :func:`normalize` rewrites ``{"$numberLong": "n"}`` into the bare number ``n`` so int32 and int64 values of
+  one field widen to one ``long`` column;
+* :func:`infer` lets Spark's JSON schema inference read every document (union of fields, widened types:
+  long + double -> double, anything + a conflicting type -> string holding the JSON text); :func:`merge`
+  evolves a stored schema with a newly inferred one the same way, so no field is ever dropped;
+* :func:`typed_columns` turns the parsed structs into typed columns: Extended JSON wrappers become Spark types
+  (``$oid`` -> string, ``$date`` -> timestamp, ``$numberDecimal`` -> decimal(38,10), ``$binary`` -> binary,
+  ``$regex`` -> struct<pattern, options>, ``$timestamp`` -> struct<t, i>, ...), nested documents stay structs
+  and arrays stay arrays.
+
+A field marked with metadata ``{"epoch_millis": true}`` (ExtractNewDocumentState's Connect ``Timestamp``)
+is a long holding epoch milliseconds and becomes a timestamp too.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import (
+    ArrayType,
+    BinaryType,
+    DataType,
+    DecimalType,
+    DoubleType,
+    LongType,
+    NullType,
+    StringType,
+    StructField,
+    StructType,
+    TimestampType,
+)
+
+__all__ = ["BASE64", "DECIMAL", "EPOCH_MILLIS", "infer", "mark_connect_types", "merge", "normalize", "parse",
+           "schema_from_json", "typed_columns"]
+
+DECIMAL = DecimalType(38, 10)
+EPOCH_MILLIS = "epoch_millis"
+BASE64 = "base64"
+_NUMBER_LONG = r'\{"\$numberLong": ?"(-?[0-9]+)"\}'
+_NUMBER_INT = r'\{"\$numberInt": ?"(-?[0-9]+)"\}'
+# A '{"' can only start such a wrapper outside a JSON string: inside one every quote is escaped.
+
+_WRAPPERS = {
+    frozenset({"$oid"}), frozenset({"$date"}), frozenset({"$numberDecimal"}), frozenset({"$numberDouble"}),
+    frozenset({"$binary", "$type"}), frozenset({"$binary"}), frozenset({"$regex", "$options"}),
+    frozenset({"$regularExpression"}), frozenset({"$timestamp"}), frozenset({"$minKey"}), frozenset({"$maxKey"}),
+    frozenset({"$code"}), frozenset({"$code", "$scope"}), frozenset({"$symbol"}), frozenset({"$undefined"}),
+    frozenset({"$numberLong"}), frozenset({"$numberInt"}),
+}
+_JSON_OPTIONS = {"allowNonNumericNumbers": "true", "mode": "PERMISSIVE"}
+
+
+def normalize(text: Column) -> Column:
+    """Extended JSON with ``$numberLong``/``$numberInt`` wrappers replaced by bare numbers."""
+    return F.regexp_replace(F.regexp_replace(text, _NUMBER_LONG, "$1"), _NUMBER_INT, "$1")
+
+
+def infer(spark: SparkSession, docs: DataFrame) -> StructType:
+    """The schema Spark's JSON inference gives the (normalized) JSON strings of ``docs``' single column."""
+    jvm = spark._jvm  # the DataFrameReader.json(Dataset[String]) overload has no Python binding
+    assert jvm is not None
+    strings = getattr(docs._jdf, "as")(jvm.org.apache.spark.sql.Encoders.STRING())
+    reader = spark._jsparkSession.read()
+    for key, value in _JSON_OPTIONS.items():
+        reader = reader.option(key, value)
+    inferred = schema_from_json(reader.option("dropFieldIfAllNull", "false").json(strings).schema().json())
+    return StructType([f for f in inferred.fields if f.name != "_corrupt_record"])
+
+
+def schema_from_json(text: str) -> StructType:
+    return StructType.fromJson(json.loads(text))
+
+
+def merge(old: DataType, new: DataType) -> DataType:
+    """The widest of two inferred types, as Spark's inference widens (fields of structs are unioned)."""
+    if isinstance(old, NullType):
+        return new
+    if isinstance(new, NullType) or old == new:
+        return old
+    if isinstance(old, StructType) and isinstance(new, StructType):
+        fields = {f.name: f for f in old.fields}
+        for field in new.fields:
+            known = fields.get(field.name)
+            fields[field.name] = field if known is None else StructField(
+                field.name, merge(known.dataType, field.dataType), True, {**known.metadata, **field.metadata})
+        return StructType(sorted(fields.values(), key=lambda f: f.name))
+    if isinstance(old, ArrayType) and isinstance(new, ArrayType):
+        return ArrayType(merge(old.elementType, new.elementType), True)
+    numeric = (LongType, DoubleType, DecimalType)
+    if isinstance(old, numeric) and isinstance(new, numeric):
+        return DoubleType()
+    return StringType()
+
+
+def parse(text: Column, schema: StructType) -> Column:
+    """``text`` (normalized Extended JSON) parsed with ``schema``."""
+    return F.from_json(text, schema, _JSON_OPTIONS)
+
+
+def typed_columns(parsed: Column, schema: StructType) -> list[Column]:
+    """One typed column per top-level field of ``schema`` from the struct column ``parsed``."""
+    return [_convert(parsed[f.name], f.dataType, f.metadata).alias(f.name) for f in schema.fields]
+
+
+def _convert(value: Column, dtype: DataType, metadata: dict[str, Any] | None = None) -> Column:
+    if metadata and metadata.get(EPOCH_MILLIS):
+        return F.timestamp_millis(value.cast("long"))
+    if metadata and metadata.get(BASE64):
+        return F.unbase64(value.cast("string"))
+    if isinstance(dtype, ArrayType):
+        element = dtype.elementType
+        return F.transform(value, lambda item: _convert(item, element))
+    if not isinstance(dtype, StructType):
+        return value
+    names = frozenset(dtype.fieldNames())
+    if names in _WRAPPERS:
+        return _unwrap(value, dtype, names)
+    if names and all(name.startswith("$") for name in names):
+        return F.to_json(value)  # wrappers of different kinds merged by inference: keep the JSON text
+    fields = [_convert(value[f.name], f.dataType, f.metadata).alias(f.name) for f in dtype.fields]
+    return F.when(value.isNull(), F.lit(None)).otherwise(F.struct(*fields))
+
+
+def _unwrap(value: Column, dtype: StructType, names: frozenset[str]) -> Column:
+    """The Spark value of one Extended JSON wrapper."""
+    if names == {"$oid"} or names == {"$symbol"} or "$code" in names:
+        return value[next(iter(names - {"$scope"}))].cast(StringType())
+    if names == {"$date"}:
+        inner = dtype["$date"].dataType
+        if isinstance(inner, LongType):
+            return F.timestamp_millis(value["$date"])
+        text = value["$date"].cast(StringType())  # relaxed ISO-8601 text (or a mix of forms)
+        return F.coalesce(F.timestamp_millis(text.try_cast(LongType())), text.try_cast(TimestampType()))
+    if names == {"$numberDecimal"}:
+        return value["$numberDecimal"].cast(StringType()).try_cast(DECIMAL)
+    if names == {"$numberDouble"}:
+        return value["$numberDouble"].cast(DoubleType())
+    if names in ({"$numberLong"}, {"$numberInt"}):
+        return value[next(iter(names))].cast(LongType())
+    if "$binary" in names:
+        binary = value["$binary"]
+        if isinstance(dtype["$binary"].dataType, StructType):
+            return F.unbase64(binary["base64"])
+        return F.unbase64(binary.cast(StringType())).cast(BinaryType())
+    if names == {"$regex", "$options"}:
+        return F.when(value.isNotNull(), F.struct(value["$regex"].alias("pattern"),
+                                                  value["$options"].alias("options")))
+    if names == {"$regularExpression"}:
+        regex = value["$regularExpression"]
+        return F.when(value.isNotNull(), F.struct(regex["pattern"].alias("pattern"),
+                                                  regex["options"].alias("options")))
+    if names == {"$timestamp"}:
+        stamp = value["$timestamp"]
+        return F.when(value.isNotNull(), F.struct(stamp["t"].cast(LongType()).alias("t"),
+                                                  stamp["i"].cast(LongType()).alias("i")))
+    if names == {"$minKey"}:
+        return F.when(value.isNotNull(), F.lit("MinKey"))
+    if names == {"$maxKey"}:
+        return F.when(value.isNotNull(), F.lit("MaxKey"))
+    return F.lit(None).cast(StringType())  # $undefined
+
+
+
+def mark_connect_types(parse_schema: StructType, connect_schemas: Iterable[str]) -> StructType:
+    """``parse_schema`` with the fields that Connect schemas (ExtractNewDocumentState with schemas) type as
+    ``org.apache.kafka.connect.data.Timestamp`` or ``bytes`` marked to become timestamps and binary."""
+    marks: dict[tuple[str, ...], str] = {}
+    for text in connect_schemas:
+        _connect_marks(json.loads(text), (), marks)
+    return _marked(parse_schema, (), marks) if marks else parse_schema
+
+
+def _connect_marks(node: Any, path: tuple[str, ...], marks: dict[tuple[str, ...], str]) -> None:
+    if not isinstance(node, dict):
+        return
+    if node.get("name") == "org.apache.kafka.connect.data.Timestamp":
+        marks[path] = EPOCH_MILLIS
+    elif node.get("type") == "bytes":
+        marks[path] = BASE64
+    for field in node.get("fields") or ():
+        _connect_marks(field, (*path, str(field.get("field"))), marks)
+
+
+def _marked(dtype: StructType, path: tuple[str, ...], marks: dict[tuple[str, ...], str]) -> StructType:
+    fields = []
+    for f in dtype.fields:
+        here = (*path, f.name)
+        inner = _marked(f.dataType, here, marks) if isinstance(f.dataType, StructType) else f.dataType
+        mark = marks.get(here)
+        fields.append(StructField(f.name, inner, True, {**f.metadata, mark: True} if mark else f.metadata))
+    return StructType(fields)

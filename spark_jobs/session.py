@@ -1,0 +1,49 @@
+"""The SparkSession of the jobs: under spark-submit the one it configured; otherwise a local one with the Kafka
+source jars (``spark.jars``, fetched by ``python -m stack.spark`` into the cache; no network at run time)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+
+from pyspark.sql import SparkSession
+
+__all__ = ["LOCAL_CONF", "session"]
+
+LOCAL_CONF = {
+    "spark.driver.memory": "2g",
+    "spark.sql.shuffle.partitions": "4",
+    "spark.default.parallelism": "2",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.sql.parquet.compression.codec": "snappy",
+}
+
+
+def kafka_jars() -> list[str]:
+    """The Kafka source jars: ``$SPARK_JOBS_JARS`` (comma-separated) or the project's Maven cache."""
+    listed = os.environ.get("SPARK_JOBS_JARS")
+    if listed:
+        return [jar for jar in listed.split(",") if jar]
+    from stack.spark import kafka_jars as fetch  # the project checkout's Maven fetch (dev tool, not shipped)
+
+    return fetch()
+
+
+def session(master: str | None = None, jars: Sequence[str] | None = None,
+            conf: Mapping[str, str] | None = None) -> SparkSession:
+    """The active session under spark-submit, else a new local one (``master`` default ``local[2]``)."""
+    if master is None and "PYSPARK_GATEWAY_PORT" in os.environ:  # launched by spark-submit: use its settings
+        return SparkSession.builder.getOrCreate()
+    jar_list = list(jars) if jars is not None else kafka_jars()
+    builder = SparkSession.builder.master(master or "local[2]").appName("spark-jobs")
+    for key, value in {**LOCAL_CONF, **(conf or {})}.items():
+        builder = builder.config(key, value)
+    builder = builder.config("spark.jars", ",".join(jar_list))
+    builder = builder.config("spark.driver.extraClassPath", os.pathsep.join(jar_list))  # for the Admin client
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("WARN")
+    return session

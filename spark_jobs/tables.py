@@ -1,0 +1,90 @@
+"""The tables built from decoded change rows, as pure DataFrame -> DataFrame functions.
+
+* :func:`latest_events`: the last state-changing event of every key (Kafka offset order, which is per-key order
+  since a key always lands in one partition; re-sent duplicates after a connector crash come later with the same
+  content, so they are harmless);
+* :func:`materialized`: the latest-state table of one collection: document columns typed by
+  :mod:`spark_jobs.schema` plus ``_key``, ``_op``, ``_source_ts``, ``_topic``, ``_partition``, ``_offset`` and
+  ``_raw`` (the document's Extended JSON); deletes and tombstones remove the row;
+* :func:`change_log`: one row per change event (tombstones are not events), partitioned by ``date``;
+* :func:`rejects`: the records that could not be used, with the reason and their Kafka coordinates.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from spark_jobs import schema as schemas
+
+__all__ = ["META_COLUMNS", "change_log", "latest_events", "materialized", "merge_tables", "rejects"]
+
+META_COLUMNS = ("_key", "_op", "_source_ts", "_topic", "_partition", "_offset", "_raw")
+
+
+def usable(changes: DataFrame) -> DataFrame:
+    return changes.where(F.col("reason").isNull())
+
+
+def rejects(changes: DataFrame, batch: int) -> DataFrame:
+    """The rejected records: coordinates, key, value text and reason."""
+    return changes.where(F.col("reason").isNotNull()).select(
+        "topic", "partition", "offset", "kafka_ts", "key", F.col("value_text").alias("value"), "reason",
+        F.lit(batch).alias("batch"))
+
+
+def change_log(changes: DataFrame) -> DataFrame:
+    """One row per change event (``op`` c/u/d/r), with the source fields and a ``date`` to partition by."""
+    source_ts = F.timestamp_millis("source_ts_ms")
+    return usable(changes).where(~F.col("tombstone")).select(
+        "topic", "key", "op", F.timestamp_millis("ts_ms").alias("ts"), source_ts.alias("source_ts"),
+        F.col("source_ord").alias("ord"), F.col("source_snapshot").alias("snapshot"),
+        F.col("source_db").alias("db"), F.col("source_collection").alias("collection"),
+        F.col("source_lsid").alias("lsid"), F.col("source_txn_number").alias("txn_number"),
+        "before", "after", "updated_fields", "removed_fields", "partition", "offset", "kafka_ts",
+        F.to_date(F.coalesce(source_ts, F.timestamp_millis("ts_ms"), F.col("kafka_ts"))).alias("date"))
+
+
+def latest_events(changes: DataFrame) -> DataFrame:
+    """Per (topic, key): the last event that decides the state: c/r, u with a full document, d or a tombstone.
+    An update without ``after`` (``capture.mode=change_streams``, or a document deleted before the lookup)
+    does not change the state."""
+    deciding = usable(changes).where(
+        F.col("tombstone") | F.col("op").isin("c", "r", "d") | ((F.col("op") == "u") & F.col("after").isNotNull()))
+    order = F.struct("partition", "offset")
+    event = F.struct("op", "tombstone", "after", "source_ts_ms", "partition", "offset", "connect_schema")
+    latest = deciding.groupBy("topic", "key").agg(F.max_by(event, order).alias("e"))
+    return latest.select("topic", "key", "e.*")
+
+
+def live_documents(latest: DataFrame) -> DataFrame:
+    """Latest events that leave a document (not deletes/tombstones), with the normalized JSON to parse."""
+    return latest.where(~F.col("tombstone") & (F.col("op") != "d")).withColumn(
+        "_norm", schemas.normalize(F.col("after")))
+
+
+def materialized(documents: DataFrame, parse_schema: StructType) -> DataFrame:
+    """The table rows of ``documents`` (from :func:`live_documents`): typed document columns + metadata."""
+    parsed = documents.withColumn("_doc", schemas.parse(F.col("_norm"), parse_schema))
+    meta = [F.col("key").alias("_key"), F.col("op").alias("_op"),
+            F.timestamp_millis("source_ts_ms").alias("_source_ts"), F.col("topic").alias("_topic"),
+            F.col("partition").alias("_partition"), F.col("offset").alias("_offset"), F.col("after").alias("_raw")]
+    return parsed.select(*schemas.typed_columns(F.col("_doc"), parse_schema), *meta)
+
+
+def merge_tables(previous: DataFrame, latest: DataFrame, batch_rows: DataFrame) -> DataFrame:
+    """``previous`` table rows without the keys the batch decided, plus the batch's rows (``batch_rows``)."""
+    decided = latest.select(F.col("key").alias("_key"))
+    kept = previous.join(decided, on="_key", how="left_anti")
+    return kept.unionByName(batch_rows, allowMissingColumns=True)
+
+
+def as_documents(table: DataFrame) -> DataFrame:
+    """Rows of a stored table back into :func:`live_documents`' shape (to re-type them with a wider schema)."""
+    return table.select(
+        F.col("_topic").alias("topic"), F.col("_key").alias("key"), F.col("_op").alias("op"),
+        F.lit(False).alias("tombstone"), F.col("_raw").alias("after"),
+        F.unix_millis("_source_ts").alias("source_ts_ms"), F.col("_partition").alias("partition"),
+        F.col("_offset").alias("offset"), F.lit(None).cast("string").alias("connect_schema"),
+    ).withColumn("_norm", schemas.normalize(F.col("after")))

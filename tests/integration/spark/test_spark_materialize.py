@@ -1,0 +1,198 @@
+"""The materialization job against the real stack: our worker's MongoDB connector captures SecantusDB changes
+into real Kafka, Spark's real Kafka source reads them, the tables must equal the MongoDB collection."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import functions as F
+
+from spark_jobs.materialize import MaterializeOptions, main, run
+from spark_jobs.store import OutputStore
+from stack.procs import REPO_ROOT
+from tests.integration.spark.workload import document, mixed_writes, produce, read_all, wait_records
+from tests.integration.support import Worker, unique
+from tests.unit.spark.support import (
+    change_event,
+    cloud_event,
+    json_records,
+    mongo_documents,
+    new_document_state,
+    table_documents,
+)
+
+pytestmark = pytest.mark.integration
+
+
+def _connector(worker: Worker, mongo_uri: str, db: str, prefix: str, **extra: str) -> str:
+    name = unique("spark-")
+    body = {"name": name, "config": {
+        "connector.class": "io.debezium.connector.mongodb.MongoDbConnector", "mongodb.connection.string": mongo_uri,
+        "topic.prefix": prefix, "collection.include.list": f"{db}.items", **extra}}
+    reply = worker.http.post("/connectors", json=body)
+    assert reply.status_code == 201, reply.text
+    worker.wait_running(name)
+    return f"{prefix}.{db}.items"
+
+
+def _table(spark: Any, output: Path, topic: str) -> dict[Any, dict[str, Any]]:
+    return table_documents(spark.read.parquet(str(OutputStore(output).table(topic))))
+
+
+def _without(docs: dict[Any, dict[str, Any]], *fields: str) -> dict[Any, dict[str, Any]]:
+    return {k: {f: v for f, v in doc.items() if f not in fields} for k, doc in docs.items()}
+
+
+def test_snapshot_then_10000_mixed_changes_in_every_format(spark: Any, worker: Worker, stack: Any, mongo: Any,
+                                                           tmp_path: Path) -> None:
+    db = unique("spark_e2e_")
+    items = mongo[db]["items"]
+    rng = random.Random(7)
+    snapshot = [document(rng) for _ in range(300)]
+    items.insert_many(snapshot)
+    live = [doc["_id"] for doc in snapshot]
+    with_schemas = _connector(worker, stack.mongo_uri, db, unique("sa"))
+    schemaless = _connector(worker, stack.mongo_uri, db, unique("sb"), **{
+        "key.converter": "org.apache.kafka.connect.json.JsonConverter", "key.converter.schemas.enable": "false",
+        "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"})
+    records = len(snapshot) + mixed_writes(items, 10_000, seed=8, live=live)
+    wait_records(stack.kafka_bootstrap, with_schemas, records)
+    wait_records(stack.kafka_bootstrap, schemaless, records)
+
+    # The formats our worker does not write yet, made from its records in the documented shapes.
+    raw = read_all(stack.kafka_bootstrap, with_schemas)
+    cloudevents, flattened = unique("ce."), unique("flat.")
+    produce(stack.kafka_bootstrap, cloudevents, [(key, cloud_event(value)) for key, value in raw])
+    produce(stack.kafka_bootstrap, flattened,
+            [r for r in (new_document_state(key, value) for key, value in raw) if r is not None])
+
+    expected = mongo_documents(items.find())
+    assert len(expected) == len(live)
+    output = tmp_path / "out"
+    summary = run(spark, MaterializeOptions(stack.kafka_bootstrap, str(output),
+                                            topics=(with_schemas, schemaless, cloudevents)))
+    assert summary.rejects == 0
+    assert summary.events == 3 * (len(snapshot) + 10_000)
+    for topic in (with_schemas, schemaless, cloudevents):
+        assert _table(spark, output, topic) == expected, topic
+    log = spark.read.parquet(str(output / "changes"))
+    counts = {r["topic"]: r["count"] for r in log.groupBy("topic").count().collect()}
+    assert counts == dict.fromkeys((with_schemas, schemaless, cloudevents), len(snapshot) + 10_000)
+    assert log.where(F.col("topic") == with_schemas).select("partition", "offset").distinct().count() == \
+        len(snapshot) + 10_000
+    ops = {r["op"]: r["count"] for r in log.where(F.col("topic") == with_schemas).groupBy("op").count().collect()}
+    assert ops["r"] == len(snapshot) and set(ops) == {"r", "c", "u", "d"}
+
+    flat_output = tmp_path / "flat"
+    run(spark, MaterializeOptions(stack.kafka_bootstrap, str(flat_output), topics=(flattened,),
+                                  fmt="new-document-state"))
+    flat = _table(spark, flat_output, flattened)
+    # The SMT writes Decimal128 as text and regex / BSON timestamps in its own shapes: compare the rest.
+    assert _without(flat, "price", "pattern", "stamp") == _without(expected, "price", "pattern", "stamp")
+    assert {k: Decimal(d["price"]).normalize() for k, d in flat.items() if "price" in d} == \
+        {k: d["price"] for k, d in expected.items() if "price" in d}
+
+
+def test_three_incremental_runs_and_a_killed_run_equal_one_full_run(spark: Any, worker: Worker, stack: Any,
+                                                                     mongo: Any, tmp_path: Path) -> None:
+    db = unique("spark_inc_")
+    items = mongo[db]["items"]
+    rng = random.Random(11)
+    snapshot = [document(rng) for _ in range(100)]
+    items.insert_many(snapshot)
+    live = [doc["_id"] for doc in snapshot]
+    topic = _connector(worker, stack.mongo_uri, db, unique("si"))
+    incremental, killed = tmp_path / "incremental", tmp_path / "killed"
+    records = len(snapshot)
+    for step in range(3):
+        records += mixed_writes(items, 700, seed=100 + step, live=live)
+        if step == 2:  # a field no document had before: the schema evolves
+            items.update_one({"_id": live[0]}, {"$set": {"late_field": {"deep": [1, 2]}}})
+            records += 1
+        wait_records(stack.kafka_bootstrap, topic, records)
+        summary = run(spark, MaterializeOptions(stack.kafka_bootstrap, str(incremental), topics=(topic,)))
+        assert summary.batch == step + 1 and summary.rejects == 0
+        if step == 0:
+            run(spark, MaterializeOptions(stack.kafka_bootstrap, str(killed), topics=(topic,)))
+            before_kill = _table(spark, killed, topic)
+    expected = mongo_documents(items.find())
+    full = tmp_path / "full"
+    run(spark, MaterializeOptions(stack.kafka_bootstrap, str(full), topics=(topic,)))
+    assert _table(spark, incremental, topic) == _table(spark, full, topic) == expected
+    assert "late_field" in spark.read.parquet(str(OutputStore(incremental).table(topic))).columns
+    changes = [spark.read.parquet(str(out / "changes")).count() for out in (incremental, full)]
+    assert changes[0] == changes[1] == len(snapshot) + 3 * 700 + 1  # one row per change event
+
+    # A second run of ``killed`` dies in the middle (after staging began): the previous table stays readable
+    # and the next run completes the work.
+    _kill_mid_run(stack.kafka_bootstrap, killed, topic)
+    assert _table(spark, killed, topic) == before_kill
+    summary = run(spark, MaterializeOptions(stack.kafka_bootstrap, str(killed), topics=(topic,)))
+    assert summary.batch == 2
+    assert _table(spark, killed, topic) == expected
+    assert spark.read.parquet(str(killed / "changes")).count() == changes[1]
+
+
+def _kill_mid_run(bootstrap: str, output: Path, topic: str) -> None:
+    cmd = [sys.executable, "-m", "spark_jobs.materialize", "--bootstrap-servers", bootstrap, "--topics", topic,
+           "--output", str(output), "--master", "local[1]"]
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
+    try:
+        deadline = time.monotonic() + 300
+        while not (output / "_work" / "changes").exists():
+            assert proc.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline, "the run never started staging"
+            time.sleep(0.05)
+        assert proc.poll() is None
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+
+
+def test_bad_records_go_to_the_rejects_table_and_the_job_goes_on(spark: Any, stack: Any, tmp_path: Path) -> None:
+    topic = unique("bad.")
+    good = [r for _, r in json_records([change_event("insert", "db", "c", {"_id": n, "a": n}) for n in range(3)])]
+    key = good[0][0]
+    unknown_op = good[1][1].replace(b'"op":"c"', b'"op":"z"')  # type: ignore[union-attr]
+    produce(stack.kafka_bootstrap, topic, [good[0], (key, b"{oops"), (key, b'{"some": "other app"}'),
+                                           (key, unknown_op), good[2]])
+    output = tmp_path / "out"
+    summary = run(spark, MaterializeOptions(stack.kafka_bootstrap, str(output), topics=(topic,)))
+    assert summary.rejects == 3 and summary.events == 2
+    rejects = {r["offset"]: (r["topic"], r["partition"], r["reason"], r["value"])
+               for r in spark.read.parquet(str(output / "rejects")).collect()}
+    assert rejects == {
+        1: (topic, 0, "value is not valid JSON", "{oops"),
+        2: (topic, 0, "not a Debezium change event (no op, payload or CloudEvents envelope)", '{"some": "other app"}'),
+        3: (topic, 0, "unknown op 'z'", unknown_op.decode()),
+    }
+    assert sorted(_table(spark, output, topic)) == ["0.0", "2.0"]
+
+
+def test_missing_topic_and_unreachable_broker_fail_with_one_message(spark: Any, stack: Any, tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    missing = unique("missing.")
+    code = main(["--bootstrap-servers", stack.kafka_bootstrap, "--topics", missing, "--output", str(tmp_path / "a"),
+                 "--master", "local[2]"])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == f"error: topic(s) {missing} do not exist on {stack.kafka_bootstrap}"
+    code = main(["--bootstrap-servers", stack.kafka_bootstrap, "--topics-pattern", r"nothing\.matches\..*",
+                 "--output", str(tmp_path / "b"), "--master", "local[2]"])
+    assert code == 2 and "no topic on" in capsys.readouterr().err
+    dead = "127.0.0.1:1"
+    started = time.monotonic()
+    code = main(["--bootstrap-servers", dead, "--topics", "x", "--output", str(tmp_path / "c"), "--master", "local[2]"])
+    assert code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"error: Kafka broker {dead} unreachable") and "\n" not in err
+    assert time.monotonic() - started < 60
