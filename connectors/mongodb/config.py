@@ -12,6 +12,7 @@ from bson import json_util
 
 from connect.api.config import ConfigDef, ConfigKey, ConfigType, parse_bool, parse_list
 from connect.api.errors import ConfigError
+from connectors.mongodb.capture_config import CAPTURE_DEF, CaptureOptions, validate_capture
 
 
 class CaptureMode(StrEnum):
@@ -169,7 +170,7 @@ CONFIG_DEF = ConfigDef((
          doc="Prefix of the heartbeat topic, <prefix>.<topic.prefix>."),
     _key("extended.headers.enabled", ConfigType.BOOLEAN, "true", group="Connector", order=18,
          doc="Whether to add the __debezium.context.* headers to data records."),
-))
+)) + CAPTURE_DEF
 
 
 def _filter_problem(text: str | None) -> str | None:
@@ -210,6 +211,10 @@ def validate(props: Mapping[str, str]) -> list:  # type: ignore[type-arg]
     scope = (props.get("capture.scope") or "deployment").strip().lower()
     if scope in ("database", "collection") and not props.get("capture.target"):
         by_name["capture.target"].errors.append(f"A target is required for capture.scope={scope}")
+    if scope == "collection" and props.get("capture.target") and "." not in str(props.get("capture.target")):
+        by_name["capture.target"].errors.append("A target of the form <database>.<collection> is required for "
+                                                "capture.scope=collection")
+    validate_capture(props, by_name)
     return results
 
 
@@ -241,6 +246,7 @@ class MongoDbConfig:
     connect_timeout_ms: int
     server_selection_timeout_ms: int
     socket_timeout_ms: int
+    capture: CaptureOptions
     snapshot_max_threads: int = 1
     snapshot_delay_ms: int = 0
     snapshot_include: tuple[re.Pattern[str], ...] = ()
@@ -258,8 +264,11 @@ class MongoDbConfig:
             if result.errors:
                 raise ConfigError(result.name, result.value, result.errors[0])
 
+        literal = (props.get("filters.match.mode") or "regex").strip().lower() == "literal"
+
         def patterns(key: str) -> tuple[re.Pattern[str], ...]:
-            return tuple(re.compile(p, re.IGNORECASE) for p in parse_list(props.get(key)))
+            items = parse_list(props.get(key))
+            return tuple(re.compile(re.escape(p) if literal else p, re.IGNORECASE) for p in items)
 
         def integer(key: str, default: int) -> int:
             return int(props.get(key) or default)
@@ -289,6 +298,7 @@ class MongoDbConfig:
             connect_timeout_ms=integer("mongodb.connect.timeout.ms", 10_000),
             server_selection_timeout_ms=integer("mongodb.server.selection.timeout.ms", 30_000),
             socket_timeout_ms=integer("mongodb.socket.timeout.ms", 0),
+            capture=CaptureOptions.parse(props),
             snapshot_max_threads=integer("snapshot.max.threads", 1),
             snapshot_delay_ms=integer("snapshot.delay.ms", 0),
             snapshot_include=patterns("snapshot.include.collection.list"),

@@ -1,5 +1,6 @@
 """``MongoDbConnector``: validates the config and hands it to one task, as Debezium 3.x does (one change
-stream through the replica set or mongos)."""
+stream through the replica set or mongos); with ``mongodb.connection.mode=replica_set`` it discovers the shards
+and splits their replica sets over up to ``tasks.max`` tasks (:mod:`sharding`)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,16 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+import pymongo
+from pymongo.errors import PyMongoError
+
 from connect.api.config import ConfigDef, ConfigValue
 from connect.api.connector import SourceConnector
 from connect.api.errors import ConnectError
 from connectors.mongodb import config as mongo_config
-from connectors.mongodb.task import MongoDbConnectorTask
+from connectors.mongodb import sharding
+from connectors.mongodb.capture_config import ConnectionMode
+from connectors.mongodb.task import MongoDbConnectorTask, client_options
 
 log = logging.getLogger(__name__)
 
@@ -31,17 +37,48 @@ class MongoDbConnector(SourceConnector):
         if problems:
             raise ConnectError("Error configuring an instance of MongoDbConnector; check the logs for details")
         self._props = dict(props)
+        self._monitor: sharding.TopologyMonitor | None = None
+        self._shards: list[sharding.Shard] = []
+        parsed = mongo_config.MongoDbConfig.parse(props)
+        if parsed.capture.connection_mode is ConnectionMode.REPLICA_SET:
+            self._start_discovery(parsed)
+
+    def _start_discovery(self, parsed: mongo_config.MongoDbConfig) -> None:
+        """Find the shards now, then watch for changes."""
+        name = self._props.get("name", "?")
+        self._client: Any = pymongo.MongoClient(parsed.connection_string, **client_options(parsed))
+        try:
+            self._shards = sharding.discover_shards(self._client)
+        except PyMongoError as exc:
+            self._client.close()
+            raise ConnectError(f"[{name}] Unable to read the shards of {parsed.connection_string}: {exc}") from exc
+        log.info("[%s] Replica-set mode: shards %s", name, [s.id for s in self._shards])
+        context = getattr(self, "context", None)
+        if context is not None:
+            self._monitor = sharding.TopologyMonitor(
+                lambda: sharding.discover_shards(self._client), self._shards,
+                parsed.capture.poll_interval_ms / 1000, context.request_task_reconfiguration, name)
+            self._monitor.start()
 
     def task_class(self) -> type:
         """The task class."""
         return MongoDbConnectorTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
-        """One task with the connector config unchanged."""
+        """One task with the connector config unchanged; in replica-set mode one per group of shards."""
+        shards = self._monitor.known if self._monitor is not None else self._shards
+        if shards:
+            return sharding.task_configs(self._props, shards, max_tasks)
         return [dict(self._props)]
 
     def stop(self) -> None:
-        """Nothing to release."""
+        """Stop watching the topology."""
+        monitor = getattr(self, "_monitor", None)
+        if monitor is not None:
+            monitor.stop()
+        client = getattr(self, "_client", None)
+        if client is not None:
+            client.close()
 
     def config(self) -> ConfigDef:
         """The connector's keys."""
@@ -53,7 +90,8 @@ class MongoDbConnector(SourceConnector):
         ``resume_token`` string or ``sec``/``ord`` integers."""
         prefix = props.get("topic.prefix")
         for partition, offset in offsets.items():
-            if dict(partition) != {"server_id": prefix}:
+            keys = dict(partition)
+            if keys.get("server_id") != prefix or set(keys) - {"server_id", "rs"}:
                 raise ConnectError(f"Unknown source partition {dict(partition)}; expected {{'server_id': '{prefix}'}}")
             if offset is None:
                 continue

@@ -29,6 +29,7 @@ from connect.api.records import Header, SourceRecord
 from connectors.mongodb import extjson
 from connectors.mongodb.schemas import (
     SOURCE_SCHEMA,
+    TRANSACTION_SCHEMA,
     TRUNCATED_ARRAY_SCHEMA,
     UPDATE_DESCRIPTION_SCHEMA,
     envelope_schema,
@@ -42,6 +43,7 @@ __all__ = [
     "ChangeEventConverter",
     "decode_resume_token",
     "encode_resume_token",
+    "session_txn",
 ]
 
 CONNECTOR_NAME = "mongodb"
@@ -81,13 +83,14 @@ class ChangeEventConverter:
         run_id: str,
         topic_delimiter: str = ".",
         clock_ms: Callable[[], int] | None = None,
+        partition: Mapping[str, str] | None = None,
     ) -> None:
         self._prefix = topic_prefix
         self._version = connector_version
         self._tombstones = tombstones_on_delete
         self._delimiter = topic_delimiter
         self._clock_ms = clock_ms or _wall_clock_ms
-        self._partition = {"server_id": topic_prefix}
+        self._partition = dict(partition) if partition is not None else {"server_id": topic_prefix}
         self._headers: tuple[Header, ...] = ()
         if extended_headers:
             self._headers = (
@@ -102,8 +105,10 @@ class ChangeEventConverter:
         """The connector's single source partition."""
         return self._partition
 
-    def to_records(self, event: Mapping[str, Any]) -> list[SourceRecord]:
-        """The records of one change-stream event: [data] or [data, tombstone]; [] for non-data events."""
+    def to_records(self, event: Mapping[str, Any], transaction: Mapping[str, Any] | None = None,
+                   offset_map: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> list[SourceRecord]:
+        """The records of one change-stream event: [data] or [data, tombstone]; [] for non-data events.
+        ``transaction`` fills the envelope's ``transaction`` block; ``offset_map`` adds keys to the offset."""
         op = OPERATIONS.get(event.get("operationType", ""))
         if op is None:
             return []
@@ -113,14 +118,18 @@ class ChangeEventConverter:
         k_schema = key_schema(topic)
         v_schema = envelope_schema(topic)
         key = self._key(k_schema, event.get("documentKey"))
-        session = _session_txn(event) if "lsid" in event else None
+        session = session_txn(event) if "lsid" in event else None
         values = self._images(event, op)  # fields are added in schema order
         values["source"] = self._source(event, db, coll, event.get("clusterTime"), session)
         values["op"] = op
         values["ts_ms"] = self._clock_ms()
+        if transaction is not None:
+            values["transaction"] = _struct(TRANSACTION_SCHEMA, dict(transaction))
         value = _struct(v_schema, values)
         partition = self._partition
         offset = self.offset(event, session)
+        if offset_map is not None:
+            offset = offset_map(offset)
         record = SourceRecord(partition, offset, topic, None, k_schema, key, v_schema, value, None, self._headers)
         if op != "d" or not self._tombstones:
             return [record]
@@ -163,7 +172,7 @@ class ChangeEventConverter:
             "ord": cluster_time.inc if cluster_time is not None else 0,
         }
         if session is None:
-            session = _session_txn(event)
+            session = session_txn(event)
         if session is None:
             offset["resume_token"] = encode_resume_token(event["_id"])
         else:
@@ -234,7 +243,7 @@ def _wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _session_txn(event: Mapping[str, Any]) -> tuple[str, int] | None:
+def session_txn(event: Mapping[str, Any]) -> tuple[str, int] | None:
     """(lsid as STRICT compact JSON, txnNumber) for an event inside a transaction, else None."""
     lsid = event.get("lsid")
     txn_number = event.get("txnNumber")

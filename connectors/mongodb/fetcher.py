@@ -40,6 +40,7 @@ class ChangeStreamFetcher:
         self._pending: deque[Any] = deque()
         self._stop = threading.Event()
         self._error: PyMongoError | None = None
+        self._queued = 0
         self._thread = threading.Thread(target=self._run, name=f"{name}-fetcher", daemon=True)
 
     @classmethod
@@ -65,6 +66,7 @@ class ChangeStreamFetcher:
                         batch.append({POSITION: token})
                         marked = token
                 if batch:
+                    self._queued += len(batch)
                     self._put(batch)
                     batch = []
         except PyMongoError as exc:
@@ -100,7 +102,13 @@ class ChangeStreamFetcher:
                 assert self._error is not None
                 raise self._error
             events.append(self._pending.popleft())
+        self._queued -= len(events)
         return events
+
+    @property
+    def queued(self) -> int:
+        """Events read ahead and not taken yet (approximate: read without a lock)."""
+        return max(self._queued, 0)
 
     def _fill(self, timeout: float | None) -> bool:
         """Move one queued list into the pending events; False when none is available."""

@@ -1,0 +1,77 @@
+"""Record the golden file: the scripted operations of :mod:`compat.debezium.harness` captured by the real
+Debezium MongoDB connector on the real Kafka Connect, against SecantusDB and a real Kafka broker.
+
+    python -m compat.debezium.golden [--out PATH]
+
+Re-record after changing the operations or the pinned Debezium version (compat/debezium/pom.xml); the test
+``tests/integration/mongodb/test_debezium_golden.py`` runs the same operations through our connector and compares.
+Starts everything on free ports in a temporary directory and stops it all before returning (about 1-2 minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+import pymongo
+
+import stack
+from compat.debezium import harness
+from stack.worker import distributed_properties
+
+GOLDEN = Path(__file__).resolve().parents[2] / "tests" / "integration" / "mongodb" / "golden" / "debezium.jsonl"
+PREFIX = "golden"
+MINIMUM_RECORDS = 20
+
+
+def _post(base: str, body: dict[str, object]) -> None:
+    request = urllib.request.Request(f"{base}/connectors", data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as reply:
+        if reply.status != 201:
+            raise RuntimeError(f"POST /connectors answered {reply.status}")
+
+
+def record(out: Path) -> int:
+    """Run Debezium over the operations and write the normalised records to ``out``; returns their number."""
+    with tempfile.TemporaryDirectory(prefix="debezium-golden-") as tmp:
+        state = Path(tmp)
+        kafka_port, mongo_port, rest_port = stack.free_ports(3)
+        endpoints = stack.start(state / "stack", kafka_port=kafka_port, mongo_port=mongo_port)
+        connect = harness.DebeziumConnect(state / "connect", rest_port,
+                                          distributed_properties(endpoints.kafka_bootstrap, rest_port,
+                                                                 group_id="debezium-golden"))
+        try:
+            connect.start()
+            client: pymongo.MongoClient[dict[str, object]] = pymongo.MongoClient(endpoints.mongo_uri)
+            start = client.admin.command("ping")["operationTime"]
+            harness.run_operations(client)
+            client.close()
+            config = harness.connector_config(endpoints.mongo_uri, PREFIX, harness.op_time(start))
+            _post(connect.address, {"name": "golden", "config": config})
+            records = harness.read_records(endpoints.kafka_bootstrap, PREFIX, MINIMUM_RECORDS)
+        finally:
+            connect.stop()
+            stack.stop(state / "stack")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(json.dumps(r, sort_keys=False, ensure_ascii=False) + "\n" for r in records))
+    return len(records)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=GOLDEN)
+    args = parser.parse_args(argv)
+    began = time.monotonic()
+    count = record(args.out)
+    print(f"{count} records written to {args.out} in {time.monotonic() - began:.0f} s")
+    return 0 if count >= MINIMUM_RECORDS else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,176 @@
+"""The real Debezium MongoDB connector (Maven Central, pinned in ``compat/debezium/pom.xml``) as a plugin of the
+real Kafka Connect (``compat/pom.xml``), plus the scripted operations and record normalisation shared by the
+golden-file and offset hand-over checks.
+
+The plugin jars are fetched once into the git-ignored ``.cache/debezium-mongodb-<version>/plugins/``; the jars
+the Connect runtime already provides (Kafka clients, Connect API, SLF4J) are left out of the plugin directory.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
+
+from compat.rest_side_by_side import JavaConnect
+from stack import maven
+from stack.procs import CACHE_DIR, StackError
+
+POM = Path(__file__).resolve().parent / "pom.xml"
+CONNECTOR_CLASS = "io.debezium.connector.mongodb.MongoDbConnector"
+_PROVIDED = re.compile(r"^(connect-api|kafka-clients|slf4j-api|lz4-java|snappy-java|zstd-jni)-.*\.jar$")
+
+
+def debezium_version() -> str:
+    """The Debezium version pinned in the pom."""
+    node = ET.parse(POM).getroot().find("m:properties/m:debezium.version", {"m": "http://maven.apache.org/POM/4.0.0"})
+    if node is None or not (node.text or "").strip():
+        raise StackError(f"{POM} has no <debezium.version>")
+    return (node.text or "").strip()
+
+
+def plugin_path() -> Path:
+    """The ``plugin.path`` directory holding the Debezium MongoDB connector plugin (fetched on first use)."""
+    version = debezium_version()
+    root = CACHE_DIR / f"debezium-mongodb-{version}" / "plugins"
+    plugin = root / "debezium-connector-mongodb"
+
+    def complete(libs: Path) -> bool:
+        return (libs / f"debezium-connector-mongodb-{version}.jar").is_file()
+
+    maven.ensure_libs(POM, plugin, complete, f"Debezium MongoDB {version}")
+    for jar in plugin.glob("*.jar"):
+        if _PROVIDED.match(jar.name):
+            jar.unlink()
+    return root
+
+
+class DebeziumConnect(JavaConnect):
+    """Apache Kafka Connect (distributed) with the Debezium MongoDB connector on its plugin path."""
+
+    name = "debezium-connect"
+
+    def __init__(self, state_dir: Path, port: int, properties: Mapping[str, str]) -> None:
+        super().__init__(state_dir, port, {**properties, "plugin.path": str(plugin_path())})
+
+
+# -- the scripted operations --------------------------------------------------------------------------------------
+DB = "golden"
+TYPES_DOC: dict[str, Any] = {
+    "_id": ObjectId("65a0f0c1e4b0a1b2c3d4e5f6"),
+    "int32": 42, "int64": Int64(2**40), "double": 3.25, "whole_double": 10.0, "tiny": 1.0e-7, "huge": 1.5e300,
+    "nan": float("nan"), "inf": float("inf"), "neg_inf": float("-inf"), "neg_zero": -0.0,
+    "decimal": Decimal128("1234.5678901234567890"), "string": "plain", "unicode": "Grüße, 東京, 😀, \u2028",
+    "quote": 'say "hi"\\ \n\t', "bool": True, "null": None,
+    "date": datetime.datetime(2024, 2, 29, 12, 30, 45, 120000, tzinfo=datetime.UTC),
+    "date_1960": datetime.datetime(1960, 1, 1, tzinfo=datetime.UTC),
+    "date_2100": datetime.datetime(2100, 12, 31, 23, 59, 59, 999000, tzinfo=datetime.UTC),
+    "binary0": Binary(b"kafka", 0), "uuid": Binary(bytes(range(16)), 4), "binary128": Binary(b"\x01\x02", 128),
+    "regex": Regex("^ab.*c$", "im"), "timestamp": Timestamp(1700000000, 7), "minkey": MinKey(), "maxkey": MaxKey(),
+    "code": Code("function() { return 1; }"),
+    "nested": {"a": [1, [2, 3], {"b": None}], "empty": {}, "arr": []},
+}
+KEY_IDS: list[Any] = [
+    1234, Int64(2147483657), 12.5, "string-id", {"company": 32, "dept": "home"},
+    datetime.datetime(2017, 10, 19, 9, 47, 33, 123000, tzinfo=datetime.UTC), Decimal128("123.45"),
+    Binary(b"kafka", 0),
+]
+
+
+def run_operations(client: Any) -> None:
+    """Every event type on fixed documents: inserts of every BSON type and key type, updates ($set, $unset,
+    array truncation), a replace, a delete, and a multi-collection transaction."""
+    db = client[DB]
+    db.create_collection("types")
+    db.create_collection("keys")
+    db.create_collection("orders")
+    types = db["types"]
+    types.insert_one(TYPES_DOC)
+    types.insert_one({"_id": 2, "items": [1, 2, 3, 4], "name": "two", "drop": "me"})
+    types.update_one({"_id": 2}, {"$set": {"name": "TWO", "nested.deep": {"x": Int64(1)}}, "$unset": {"drop": ""}})
+    types.update_one({"_id": 2}, {"$push": {"items": {"$each": [], "$slice": 2}}})
+    types.replace_one({"_id": 2}, {"replaced": True, "when": datetime.datetime(2020, 1, 1, tzinfo=datetime.UTC)})
+    types.delete_one({"_id": TYPES_DOC["_id"]})
+    for key in KEY_IDS:
+        db["keys"].insert_one({"_id": key, "v": 1})
+    with client.start_session() as session, session.start_transaction():
+        db["orders"].insert_one({"_id": 1, "qty": 3}, session=session)
+        db["types"].insert_one({"_id": 3, "in": "txn"}, session=session)
+        db["orders"].update_one({"_id": 1}, {"$inc": {"qty": 1}}, session=session)
+    db["orders"].insert_one({"_id": 2, "after": "txn"})
+
+
+def connector_config(mongo_uri: str, prefix: str, start_op_time: int) -> dict[str, str]:
+    """The config both connectors get: start at ``start_op_time`` (before the operations), no snapshot."""
+    return {
+        "connector.class": CONNECTOR_CLASS, "mongodb.connection.string": mongo_uri, "topic.prefix": prefix,
+        "database.include.list": DB, "snapshot.mode": "no_data", "capture.start.op.time": str(start_op_time),
+        "provide.transaction.metadata": "true", "tasks.max": "1",
+    }
+
+
+def op_time(timestamp: Timestamp) -> int:
+    """A BSON timestamp as the long ``capture.start.op.time`` wants."""
+    return timestamp.time << 32 | timestamp.inc
+
+
+# -- normalisation -----------------------------------------------------------------------------------------------
+_VARYING_SOURCE = ("ts_ms", "ts_us", "ts_ns", "wallTime", "ord", "lsid", "txnNumber", "version")
+_LSID = re.compile(r'\{"id": \{"\$binary": "[^"]*","\$type": "04"\}[^}]*\}(:\d+)?')
+
+
+def normalise(topic: str, key: bytes | None, value: bytes | None) -> dict[str, Any]:
+    """One record with what legitimately differs between runs replaced: times, cluster-time increments, session
+    ids and transaction numbers (random per session), the connector version."""
+    def scrub(obj: Any, parent: str = "") -> Any:
+        if isinstance(obj, dict):
+            out = {}
+            for k, v in obj.items():
+                if parent == "source" and k in _VARYING_SOURCE and v is not None:
+                    out[k] = f"<{k}>"
+                elif k == "ts_ms" and v is not None:
+                    out[k] = "<ts_ms>"
+                else:
+                    out[k] = scrub(v, k)
+            return out
+        if isinstance(obj, list):
+            return [scrub(v, parent) for v in obj]
+        if isinstance(obj, str):
+            return _LSID.sub("<txn>", obj)
+        return obj
+    return {"topic": topic,
+            "key": scrub(json.loads(key)) if key is not None else None,
+            "value": scrub(json.loads(value)) if value is not None else None}
+
+
+def read_records(bootstrap: str, prefix: str, minimum: int, timeout: float = 120.0, quiet: float = 8.0
+                 ) -> list[dict[str, Any]]:
+    """Every record of the topics named ``<prefix>.*``, normalised, in topic then offset order: waits for at least
+    ``minimum`` records, then until nothing new arrives for ``quiet`` seconds."""
+    import time
+
+    from kafka import KafkaConsumer
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+                             auto_offset_reset="earliest", metadata_max_age_ms=1000)
+    try:
+        consumer.subscribe(pattern=f"^{re.escape(prefix)}\\..*")
+        records: list[Any] = []
+        deadline = time.monotonic() + timeout
+        last_new = time.monotonic()
+        while time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=500).values():
+                records.extend(batch)
+                last_new = time.monotonic()
+            if len(records) >= minimum and time.monotonic() - last_new > quiet:
+                break
+        records.sort(key=lambda r: (r.topic, r.partition, r.offset))
+        return [normalise(r.topic, r.key, r.value) for r in records]
+    finally:
+        consumer.close()

@@ -1,0 +1,207 @@
+"""One change stream turned into records: the stream options of ``capture.mode``/``capture.scope``, the
+pipeline, split-event reassembly, collection and operation filters, field excludes/renames, transaction metadata,
+heartbeats and the streaming metrics. A task runs one :class:`StreamCapture` (Debezium 3.x's single stream) or
+one per replica set (``mongodb.connection.mode=replica_set``); each reads ahead on its own fetcher thread.
+
+The position is the change stream's resume token: after the last event taken, or the idle cursor's token
+(``sec``/``ord`` -1, as Debezium), so offsets advance on filtered or idle streams.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from bson import Timestamp
+
+from connect.api.records import SourceRecord
+from connectors.mongodb import extjson
+from connectors.mongodb.capture_config import FullUpdateType
+from connectors.mongodb.config import CaptureMode, CaptureScope, CollectionFilter, MongoDbConfig
+from connectors.mongodb.events import OPERATIONS, ChangeEventConverter, encode_resume_token, session_txn
+from connectors.mongodb.fetcher import POSITION, ChangeStreamFetcher
+from connectors.mongodb.fields import FieldSelector
+from connectors.mongodb.heartbeat import Heartbeat
+from connectors.mongodb.metrics import StreamingMetrics
+from connectors.mongodb.pipeline import FragmentMerger, build_pipeline
+from connectors.mongodb.signal_dispatch import SignalDispatcher
+from connectors.mongodb.transactions import TransactionMonitor, transaction_id
+
+log = logging.getLogger(__name__)
+
+POLL_AWAIT_MS = 500
+
+
+def watch_target(client: Any, config: MongoDbConfig) -> Any:
+    """What ``capture.scope``/``capture.target`` watch: the deployment, a database or a collection."""
+    scope, target = config.capture_scope, config.capture_target or ""
+    if scope is CaptureScope.DATABASE:
+        return client[target]
+    if scope is CaptureScope.COLLECTION:
+        db, _, coll = target.partition(".")
+        return client[db][coll]
+    return client
+
+
+def stream_options(config: MongoDbConfig) -> dict[str, Any]:
+    """``watch()`` options of ``capture.mode`` and the cursor keys (without the start position)."""
+    mode = config.capture_mode
+    options: dict[str, Any] = {"batch_size": config.max_batch_size,
+                               "max_await_time_ms": config.max_await_time_ms or POLL_AWAIT_MS}
+    if mode in (CaptureMode.CHANGE_STREAMS_UPDATE_FULL, CaptureMode.CHANGE_STREAMS_UPDATE_FULL_WITH_PRE_IMAGE):
+        post_image = config.capture.full_update_type is FullUpdateType.POST_IMAGE
+        options["full_document"] = "whenAvailable" if post_image else "updateLookup"
+    if mode in (CaptureMode.CHANGE_STREAMS_WITH_PRE_IMAGE, CaptureMode.CHANGE_STREAMS_UPDATE_FULL_WITH_PRE_IMAGE):
+        options["full_document_before_change"] = "whenAvailable"
+    return options
+
+
+def source_ts_ms(event: Mapping[str, Any]) -> int:
+    """``source.ts_ms`` of an event: its ``wallTime``, else the cluster time's seconds."""
+    wall = event.get("wallTime")
+    if wall is not None:
+        millis = extjson.datetime_millis(wall)
+        if millis:
+            return int(millis)
+    cluster_time = event.get("clusterTime")
+    return cluster_time.time * 1000 if cluster_time is not None else 0
+
+
+class StreamCapture:
+    """One change stream of one client, from a stored position."""
+
+    def __init__(self, *, config: MongoDbConfig, client: Any, events: ChangeEventConverter,
+                 partition: Mapping[str, Any], metrics: StreamingMetrics, label: str) -> None:
+        self.config = config
+        self.client = client
+        self.events = events
+        self.partition = dict(partition)
+        self.metrics = metrics
+        self.label = label
+        self.captured = CollectionFilter(config)
+        self.fields = FieldSelector(config.capture.field_excludes, config.capture.field_renames)
+        self.skipped = {op for op in config.capture.skipped_operations if op in ("c", "u", "d")}
+        prefix = config.topic_prefix
+        self.transactions = (TransactionMonitor(f"{prefix}{config.capture.topic_delimiter}"
+                                                f"{config.capture.transaction_topic}", self.partition)
+                             if config.capture.transaction_metadata else None)
+        self.heartbeat = Heartbeat(config.heartbeat_interval_ms, prefix, config.heartbeat_topic_prefix,
+                                   self.partition)
+        self.resume_token: dict[str, Any] | None = None
+        self.start_at: Timestamp | None = None
+        self._last_event: dict[str, Any] | None = None
+        self._last_offset: dict[str, Any] | None = None
+        self._merger = FragmentMerger()
+        self._fetcher: ChangeStreamFetcher | None = None
+        self.signals: SignalDispatcher | None = None  # set by the task on its only stream, with:
+        self.signal_collection: str | None = None  # always captured: its inserts are signals and watermarks
+
+    # -- position ----------------------------------------------------------------------------------------------
+    def restore(self, stored: Mapping[str, Any] | None, decode: Any) -> None:
+        """Start from a stored offset (token first, then its time), or ``capture.start.op.time``."""
+        if stored and stored.get("resume_token"):
+            self.resume_token = decode(str(stored["resume_token"]))
+        elif stored and int(stored.get("sec", -1)) > 0:
+            self.start_at = Timestamp(int(stored["sec"]), max(int(stored.get("ord", 0)), 0))
+        elif self.config.capture.start_op_time is not None:
+            value = self.config.capture.start_op_time
+            self.start_at = Timestamp(value >> 32, value & 0xFFFFFFFF)
+
+    def position(self) -> dict[str, Any] | None:
+        """The offset of the last event taken, or of the idle stream's token; None before any."""
+        if self._last_event is not None:
+            offset = self.events.offset(self._last_event)
+            return self.transactions.offset(offset) if self.transactions is not None else offset
+        if self.resume_token is None:
+            return None
+        return {"sec": -1, "ord": -1, "resume_token": encode_resume_token(self.resume_token)}
+
+    def describe_start(self) -> str:
+        """Where the stream starts, for the log."""
+        if self.resume_token is not None:
+            return "after the stored resume token"
+        return f"at {self.start_at}" if self.start_at is not None else "at the current time"
+
+    # -- stream ------------------------------------------------------------------------------------------------
+    @property
+    def open(self) -> bool:
+        """Whether the stream is being read."""
+        return self._fetcher is not None
+
+    def start(self) -> None:
+        """Open the change stream on the calling thread (errors surface here), then read ahead."""
+        self._merger = FragmentMerger()
+        self._fetcher = ChangeStreamFetcher.open(self._open_stream, self.config.max_queue_size, self.label)
+        self.metrics.connected = True
+
+    def _open_stream(self) -> Any:
+        options = stream_options(self.config)
+        if self.resume_token is not None:
+            options["resume_after"] = self.resume_token
+        elif self.start_at is not None:
+            options["start_at_operation_time"] = self.start_at
+        return watch_target(self.client, self.config).watch(build_pipeline(self.config.capture), **options)
+
+    def queued(self) -> int:
+        """Events read ahead and not taken yet."""
+        return self._fetcher.queued if self._fetcher is not None else 0
+
+    def close(self) -> None:
+        """Stop reading; idempotent."""
+        fetcher, self._fetcher = self._fetcher, None
+        if fetcher is not None:
+            fetcher.stop()
+
+    def take(self, max_events: int, timeout: float) -> list[SourceRecord]:
+        """The records of up to ``max_events`` events (raises the stream's error after the events before it)."""
+        assert self._fetcher is not None
+        records: list[SourceRecord] = []
+        events = self._fetcher.take(max_events, timeout)
+        if not events:
+            self.metrics.poll(empty=True)
+        for event in events:
+            if POSITION in event:
+                if not self._merger.pending:
+                    self.resume_token, self._last_event = event[POSITION], None
+                self.metrics.poll(empty=True)
+                continue
+            whole = self._merger.add(event)
+            if whole is not None:
+                self._emit(whole, records)
+        position = self.position() if self.heartbeat.due() else None
+        if position is not None:
+            records.append(self.heartbeat.record(position))
+        return records
+
+    def _emit(self, event: dict[str, Any], records: list[SourceRecord]) -> None:
+        self._record(event, records)
+        if self.signals is not None:
+            records.extend(self.signals.on_event(event, functools.partial(self.events.offset, event)))
+
+    def _record(self, event: dict[str, Any], records: list[SourceRecord]) -> None:
+        previous = self.position() if self.transactions is not None else None
+        self.resume_token, self._last_event = event["_id"], event
+        op = OPERATIONS.get(event.get("operationType", ""))
+        if op is None:
+            return
+        ns = event.get("ns") or {}
+        db, coll = ns.get("db", ""), ns.get("coll", "")
+        if op in self.skipped or not (self.captured(db, coll) or f"{db}.{coll}" == self.signal_collection):
+            self.metrics.count("NumberOfEventsFiltered")
+            return
+        selected = self.fields.for_collection(db, coll) if self.fields.active else None
+        if selected is not None:
+            event = selected.event(event)
+        ts_ms = source_ts_ms(event)
+        if self.transactions is None:
+            records.extend(self.events.to_records(event))
+        else:
+            session = session_txn(event) if "lsid" in event or "txnNumber" in event else None
+            txn = transaction_id(session[0], session[1]) if session else None
+            before, block = self.transactions.on_event(txn, f"{db}.{coll}", ts_ms, previous)
+            records.extend(before)
+            records.extend(self.events.to_records(event, block, self.transactions.offset))
+            self.metrics.counts["NumberOfCommittedTransactions"] = self.transactions.committed
+        self.metrics.event(op, ts_ms)

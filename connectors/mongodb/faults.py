@@ -1,0 +1,105 @@
+"""What a MongoDB failure means for the task: retry with backoff, position lost, or fail now.
+
+* credentials refused (codes 18 AuthenticationFailed, 13 Unauthorized) or a bad TLS/URI setup: fail at once with
+  a message naming the problem; retrying cannot help and would hammer the server;
+* change-stream history gone (286 ChangeStreamHistoryLost, 280 ChangeStreamFatalError, 136 CappedPositionLost,
+  260 InvalidResumeToken): the stored position is lost; ``snapshot.mode=when_needed`` takes a new snapshot,
+  every other mode fails with Debezium's message;
+* an event over the 16 MB limit (10334 BSONObjectTooLarge) with ``cursor.oversize.handling.mode=fail``: fail;
+* everything else (network errors, server selection timeouts, primary step-down, interrupted operations) is
+  retried: the change stream is reopened after its last token, waiting 0.25 s, 0.5 s, ... up to
+  ``retriable.restart.connector.wait.ms`` between attempts, at most ``errors.max.retries`` times in a row
+  (-1: no limit).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from enum import Enum
+from typing import Any
+
+from pymongo.errors import ConfigurationError, OperationFailure, PyMongoError
+
+AUTH_CODES = frozenset((18, 13))
+LOST_CODES = frozenset((286, 280, 136, 260))
+TOO_LARGE_CODES = frozenset((10334, 17419))
+
+
+class Fault(Enum):
+    """The kind of a failure."""
+
+    RETRY = "retry"
+    AUTH = "auth"
+    POSITION_LOST = "position_lost"
+    FATAL = "fatal"
+
+
+def classify(exc: BaseException) -> Fault:
+    """The kind of ``exc`` (a pymongo error, or one caused by it)."""
+    if isinstance(exc, OperationFailure):
+        code = exc.code or 0
+        if code in AUTH_CODES:
+            return Fault.AUTH
+        if code in LOST_CODES or "ChangeStreamHistoryLost" in str(exc) or "resume token was not found" in str(exc):
+            return Fault.POSITION_LOST
+        if code in TOO_LARGE_CODES:
+            return Fault.FATAL
+        return Fault.RETRY
+    if isinstance(exc, ConfigurationError):
+        return Fault.FATAL
+    if isinstance(exc, PyMongoError):
+        if "Authentication failed" in str(exc) or "auth" in type(exc).__name__.lower():
+            return Fault.AUTH
+        return Fault.RETRY
+    return Fault.FATAL
+
+
+def auth_message(name: str, user: str | None, auth_source: str, exc: BaseException) -> str:
+    """The FAILED trace's first line for refused credentials."""
+    who = f"user '{user}'" if user else "the credentials of the connection string"
+    return (f"[{name}] MongoDB refused {who} (authSource '{auth_source}'): {exc}. Check mongodb.user, "
+            "mongodb.password and mongodb.authsource (or the credentials in mongodb.connection.string) and "
+            "the user's roles; the task will not retry.")
+
+
+def lost_position_message(offset: Mapping[str, Any]) -> str:
+    """Debezium's message for a stored position the server no longer has."""
+    return (f"The connector is trying to read change stream starting at {java_map_string(offset)}, but this is no "
+            "longer available on the server. Reconfigure the connector to use a snapshot mode when needed.")
+
+
+def java_map_string(values: Mapping[str, Any]) -> str:
+    """A map as Java's ``AbstractMap.toString`` writes it: ``{k=v, k=v}``."""
+    def text(value: Any) -> str:
+        return ("true" if value else "false") if isinstance(value, bool) else str(value)
+    return "{" + ", ".join(f"{k}={text(v)}" for k, v in values.items()) + "}"
+
+
+class Backoff:
+    """Consecutive retriable failures: when the next attempt may start and whether any attempt is left."""
+
+    def __init__(self, max_retries: int, max_wait_ms: int, initial_ms: int = 250) -> None:
+        self._max_retries = max_retries
+        self._max_wait = max_wait_ms / 1000
+        self._initial = initial_ms / 1000
+        self.failures = 0
+        self.retry_at = 0.0
+
+    def failed(self) -> bool:
+        """Record a failure; False when no retry is left."""
+        self.failures += 1
+        if 0 <= self._max_retries < self.failures:
+            return False
+        wait = min(self._initial * 2 ** (self.failures - 1), self._max_wait) if self._max_wait > 0 else 0.0
+        self.retry_at = time.monotonic() + wait
+        return True
+
+    def succeeded(self) -> None:
+        """An attempt worked: the next failure starts from the shortest wait again."""
+        self.failures = 0
+        self.retry_at = 0.0
+
+    def remaining(self) -> float:
+        """Seconds until the next attempt may start."""
+        return max(self.retry_at - time.monotonic(), 0.0)

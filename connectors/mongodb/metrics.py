@@ -1,0 +1,95 @@
+"""Debezium's streaming metrics of the MongoDB connector (``context=streaming``), kept by the task and rendered
+by the worker on ``GET /metrics`` as ``debezium_metrics_<Name>{plugin="mongodb",name=<topic.prefix>,
+context="streaming",task=<id>}``.
+
+String-valued JMX attributes (``LastEvent``, ``SourceEventPosition``, ``LastTransactionId``, ``CapturedTables``)
+have no Prometheus sample; their times and counts are exposed instead.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+from connect.api.metrics import Metric, debezium_metric
+
+OPERATION_METRICS = {"c": "TotalNumberOfCreateEventsSeen", "u": "TotalNumberOfUpdateEventsSeen",
+                     "d": "TotalNumberOfDeleteEventsSeen"}
+
+
+class StreamingMetrics:
+    """Counters and gauges updated by the task thread, read by the REST thread."""
+
+    def __init__(self, server: str, task: str, queue_capacity: int, queued: Callable[[], int]) -> None:
+        self._server = server
+        self._task = task
+        self._queue_capacity = queue_capacity
+        self._queued = queued
+        self._lock = threading.Lock()
+        self.connected = False
+        self.counts = {name: 0 for name in ("TotalNumberOfEventsSeen", "NumberOfEventsFiltered",
+                                            "NumberOfErroneousEvents", "NumberOfDisconnects",
+                                            "NumberOfPrimaryElections", "NumberOfEmptyPolls",
+                                            "NumberOfCommittedTransactions", *OPERATION_METRICS.values())}
+        self._last_event_ms = 0
+        self._last_empty_poll_ms = 0
+        self._last_poll_ms = 0
+        self._behind: int | None = None
+        self._behind_min: int | None = None
+        self._behind_max: int | None = None
+        self._behind_sum = 0
+        self._behind_n = 0
+
+    def event(self, op: str, source_ts_ms: int) -> None:
+        """A data event was emitted."""
+        now = time.time_ns() // 1_000_000
+        behind = max(now - source_ts_ms, 0) if source_ts_ms else None
+        with self._lock:
+            self.counts["TotalNumberOfEventsSeen"] += 1
+            name = OPERATION_METRICS.get(op)
+            if name:
+                self.counts[name] += 1
+            self._last_event_ms = now
+            if behind is not None:
+                self._behind = behind
+                self._behind_min = behind if self._behind_min is None else min(self._behind_min, behind)
+                self._behind_max = behind if self._behind_max is None else max(self._behind_max, behind)
+                self._behind_sum += behind
+                self._behind_n += 1
+
+    def count(self, name: str, amount: int = 1) -> None:
+        """Add to one of the counters (filtered, erroneous, disconnects, ...)."""
+        with self._lock:
+            self.counts[name] = self.counts.get(name, 0) + amount
+
+    def poll(self, empty: bool) -> None:
+        """A poll of the change stream returned (``empty``: without an event)."""
+        now = time.time_ns() // 1_000_000
+        with self._lock:
+            self._last_poll_ms = now
+            if empty:
+                self._last_empty_poll_ms = now
+                self.counts["NumberOfEmptyPolls"] += 1
+
+    def samples(self) -> list[Metric]:
+        """The current values."""
+        now = time.time_ns() // 1_000_000
+        with self._lock:
+            values: dict[str, float] = {name: float(v) for name, v in self.counts.items()}
+            values["Connected"] = 1.0 if self.connected else 0.0
+            values["MilliSecondsSinceLastEvent"] = float(now - self._last_event_ms) if self._last_event_ms else -1.0
+            values["MilliSecondsBehindSource"] = float(self._behind) if self._behind is not None else -1.0
+            values["MilliSecondsBehindSourceMinValue"] = float(self._behind_min or 0)
+            values["MilliSecondsBehindSourceMaxValue"] = float(self._behind_max or 0)
+            values["MilliSecondsBehindSourceAverageValue"] = (self._behind_sum / self._behind_n
+                                                              if self._behind_n else 0.0)
+            values["LastEmptyPollTime"] = float(self._last_empty_poll_ms)
+            values["LastSourceEventPollTime"] = float(self._last_poll_ms)
+        queued = self._queued()
+        values["QueueTotalCapacity"] = float(self._queue_capacity)
+        values["QueueRemainingCapacity"] = float(max(self._queue_capacity - queued, 0))
+        counters = set(self.counts)
+        return [debezium_metric(name, value, plugin="mongodb", server=self._server, context="streaming",
+                                task=self._task, kind="counter" if name in counters else "gauge")
+                for name, value in sorted(values.items())]

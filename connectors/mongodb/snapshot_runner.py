@@ -1,0 +1,165 @@
+"""Sequences the task's snapshots, one stream at a time: the initial snapshot of each stream that needs one (after
+``snapshot.delay.ms``, resumed from a stored ``snapshot_progress``), a new one when a stream's position is lost
+under ``snapshot.mode=when_needed``, and blocking snapshots asked for by a signal. Each run is a
+:class:`ParallelSnapshot`; the stream resumes from the position taken before it. Also Debezium's snapshot
+metrics (context ``snapshot``) of the current or last run.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from bson import json_util
+from pymongo.errors import PyMongoError
+
+from connect.api.errors import ConnectError
+from connect.api.metrics import Metric, debezium_metric
+from connect.api.records import SourceRecord
+from connectors.mongodb import snapshot
+from connectors.mongodb.capture import POLL_AWAIT_MS, StreamCapture, watch_target
+from connectors.mongodb.config import MongoDbConfig, SnapshotMode
+from connectors.mongodb.events import decode_resume_token
+from connectors.mongodb.signals import SnapshotRequest
+from connectors.mongodb.snapshot_parallel import ParallelSnapshot, SnapshotSettings
+from connectors.mongodb.snapshot_progress import OFFSET_KEY, SnapshotProgress
+
+log = logging.getLogger(__name__)
+
+
+class SnapshotRunner:
+    """The snapshots of one task's streams, run on the task's polling thread (reading on their own threads)."""
+
+    def __init__(self, config: MongoDbConfig, name: str, tag: str, task_id: str, stopping: threading.Event) -> None:
+        self._config = config
+        self._name = name
+        self._tag = tag
+        self._task_id = task_id
+        self._stopping = stopping
+        self._queue: list[tuple[StreamCapture, Mapping[str, Any] | None]] = []
+        self._due: float | None = None
+        self._running: ParallelSnapshot | None = None
+        self._last: ParallelSnapshot | None = None
+        self._stopped = False
+
+    @property
+    def active(self) -> bool:
+        """Whether a snapshot runs or waits to start (streaming waits meanwhile)."""
+        return self._running is not None or self._due is not None or bool(self._queue)
+
+    def enqueue(self, stream: StreamCapture, stored: Mapping[str, Any] | None, delay_ms: int = 0) -> None:
+        """Snapshot ``stream`` after the ones queued (resuming from ``stored`` when it was interrupted)."""
+        self._queue.append((stream, stored))
+        if self._running is None and self._due is None:
+            self._due = time.monotonic() + delay_ms / 1000
+
+    def poll(self) -> list[SourceRecord] | None:
+        """The next records of the running snapshot; starts the next one when due."""
+        if self._running is None:
+            self._start_when_due()
+            return None
+        running = self._running
+        try:
+            records = running.poll(POLL_AWAIT_MS / 1000)
+        except Exception as exc:
+            if self._stopped:
+                return None
+            raise ConnectError(f"[{self._tag}] Snapshot failed: {exc}") from exc
+        if records is None:
+            running.stop()
+            self._running, self._last = None, running
+            streaming = self._config.snapshot_mode is not SnapshotMode.INITIAL_ONLY
+            log.info("[%s] Snapshot completed in %.1f s%s", self._tag,
+                     (running.finished or time.monotonic()) - running.started, "" if streaming else "; not streaming")
+            if self._queue:
+                self._due = time.monotonic()
+        return records or None
+
+    def _start_when_due(self) -> None:
+        if self._due is None:
+            return
+        wait = self._due - time.monotonic()
+        if wait > 0:
+            self._stopping.wait(min(wait, POLL_AWAIT_MS / 1000))
+            return
+        self._due = None
+        if not self._queue:
+            return
+        stream, stored = self._queue.pop(0)
+        try:
+            self._begin(stream, stored)
+        except PyMongoError as exc:
+            if not self._stopped:
+                raise ConnectError(f"[{self._tag}] Snapshot failed: {exc}") from exc
+
+    def _settings(self, **overrides: Any) -> SnapshotSettings:
+        config = self._config
+        values: dict[str, Any] = {
+            "threads": config.snapshot_max_threads, "chunk_size": config.snapshot_fetch_size or 2048,
+            "fetch_size": config.snapshot_fetch_size, "batch": config.max_batch_size,
+            "filters": {ns: json_util.loads(text) for ns, text in config.snapshot_filters.items()}}
+        values.update(overrides)
+        return SnapshotSettings(**values)
+
+    def _begin(self, stream: StreamCapture, stored: Mapping[str, Any] | None) -> None:
+        """Resume an interrupted snapshot from its stored position and progress, else start one now."""
+        progress, position = SnapshotProgress(), {}
+        if stored and stored.get("initsync") and stored.get(OFFSET_KEY) and stored.get("resume_token"):
+            try:
+                progress = SnapshotProgress.decode(str(stored[OFFSET_KEY]))
+                position = {"sec": stored.get("sec", -1), "ord": stored.get("ord", -1),
+                            "resume_token": str(stored["resume_token"])}
+                log.info("[%s] Resuming the interrupted snapshot%s", self._tag, rs_label(stream))
+            except ValueError as exc:
+                log.warning("[%s] Snapshot starts over: %s", self._tag, exc)
+                progress = SnapshotProgress()
+        if not progress.started:
+            position = snapshot.start_position(stream.client, watch_target(stream.client, self._config))
+        stream.resume_token, stream.start_at = decode_resume_token(position["resume_token"]), None
+        collections = snapshot.captured_collections(stream.client, stream.captured, self._config.snapshot_include)
+        log.info("[%s] Snapshot%s of %s collection(s) starts; streaming resumes from the position taken first",
+                 self._tag, rs_label(stream), len(collections))
+        self._running = ParallelSnapshot(stream.client, collections, stream.events, position, progress,
+                                         self._settings(), self._name)
+        self._running.start()
+
+    def start_blocking(self, stream: StreamCapture, request: SnapshotRequest) -> None:
+        """Debezium's blocking snapshot: the stream pauses, the collections are read, the stream goes on."""
+        stream.close()
+        position = stream.position() or {"sec": -1, "ord": -1}
+        collections = sorted((ns.partition(".")[0], ns.partition(".")[2]) for ns in request.conditions)
+        settings = self._settings(filters={ns: dict(c) for ns, c in request.conditions.items() if c},
+                                  resumable=False)
+        log.info("[%s] Blocking snapshot of %s; streaming pauses", self._tag, ", ".join(request.conditions))
+        self._running = ParallelSnapshot(stream.client, collections, stream.events, position, SnapshotProgress(),
+                                         settings, self._name)
+        self._running.start()
+
+    def metrics(self) -> list[Metric]:
+        """Debezium's snapshot metrics (context ``snapshot``) of the current or last run."""
+        run = self._running or self._last
+        if run is None:
+            return []
+        end = run.finished or time.monotonic()
+        values = {"TotalTableCount": run.total_collections, "RemainingTableCount": run.remaining_collections,
+                  "RowsScanned": run.rows_scanned, "SnapshotRunning": int(run.finished is None),
+                  "SnapshotCompleted": int(run.finished is not None), "SnapshotAborted": 0,
+                  "SnapshotDurationInSeconds": int(end - run.started)}
+        return [debezium_metric(key, value, plugin="mongodb", server=self._config.topic_prefix, context="snapshot",
+                                task=int(self._task_id)) for key, value in values.items()]
+
+    def stop(self) -> None:
+        """Stop the running snapshot's threads without waiting; idempotent."""
+        self._stopped = True
+        running = self._running
+        if running is not None:
+            running.stop(timeout=0)
+
+
+def rs_label(stream: StreamCapture) -> str:
+    """`` of replica set <rs>`` for a per-replica-set stream, else nothing (for the log)."""
+    rs = stream.partition.get("rs")
+    return f" of replica set {rs}" if rs else ""

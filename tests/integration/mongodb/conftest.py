@@ -1,0 +1,75 @@
+"""Fixtures of the MongoDB capture tests: extra SecantusDB servers with their own flags (small oplog, --auth,
+TLS, shards), a connector helper and a Kafka topic reader keyed by record."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pymongo
+import pytest
+
+import stack as stack_mod
+from stack.mongo import MongoServer
+from tests.integration.support import Worker, read_topic
+
+
+class FlaggedMongoServer(MongoServer):
+    """A SecantusDB server started with extra command-line flags."""
+
+    def __init__(self, state_dir: Path, port: int, flags: list[str]) -> None:
+        super().__init__(state_dir, port)
+        self.flags = flags
+
+    def command(self) -> list[str]:
+        return [*super().command(), *self.flags]
+
+    def is_ready(self) -> bool:
+        if "--tls-cert-file" not in self.flags:
+            return super().is_ready()
+        probe: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(
+            self.uri, tls=True, tlsAllowInvalidCertificates=True, serverSelectionTimeoutMS=1000)
+        try:
+            return bool(probe.admin.command("hello").get("isWritablePrimary"))
+        except pymongo.errors.PyMongoError:
+            return False
+        finally:
+            probe.close()
+
+
+@pytest.fixture
+def secantus_factory(tmp_path: Path) -> Iterator[Callable[..., FlaggedMongoServer]]:
+    """Start extra SecantusDB servers (each a replica set ``secantus``); all are stopped afterwards."""
+    started: list[FlaggedMongoServer] = []
+
+    def start(*flags: str) -> FlaggedMongoServer:
+        server = FlaggedMongoServer(tmp_path / f"mongo-{len(started)}", stack_mod.free_port(), list(flags))
+        server.start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def create_connector(worker: Worker, name: str, config: dict[str, str]) -> None:
+    """POST a MongoDB connector and wait until it and its tasks run."""
+    body = {"name": name, "config": {"connector.class": "io.debezium.connector.mongodb.MongoDbConnector",
+                                     "snapshot.mode": "no_data", **config}}
+    reply = worker.http.post("/connectors", json=body)
+    assert reply.status_code == 201, reply.text
+    worker.wait_running(name)
+
+
+def values(bootstrap: str, topic: str, count: int, timeout: float = 60) -> list[Any]:
+    """The decoded ``payload`` of the value of ``count`` records of ``topic`` (None for tombstones)."""
+    return [None if r.value is None else json.loads(r.value)["payload"]
+            for r in read_topic(bootstrap, topic, count, timeout)]
+
+
+def client(uri: str) -> pymongo.MongoClient[dict[str, Any]]:
+    """A client with short timeouts."""
+    return pymongo.MongoClient(uri, serverSelectionTimeoutMS=10_000)

@@ -1,0 +1,110 @@
+"""The task's snapshot sequencing (one ParallelSnapshot per stream, in turn; resume from stored progress) and
+signals only with one stream per task: the parts that need no server (the snapshots are stand-ins)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import Any
+
+import pytest
+
+from connectors.mongodb import config as mongo_config
+from connectors.mongodb import snapshot_runner
+from connectors.mongodb.events import encode_resume_token
+from connectors.mongodb.snapshot_progress import OFFSET_KEY, SnapshotProgress
+from connectors.mongodb.task import MongoDbConnectorTask
+
+PROPS = {"topic.prefix": "p", "mongodb.connection.string": "mongodb://h/", "snapshot.max.threads": "3"}
+
+
+class _Stream:
+    def __init__(self, rs: str) -> None:
+        self.client = object()
+        self.events = object()
+        self.partition = {"server_id": "p", "rs": rs}
+        self.resume_token: Any = None
+        self.start_at: Any = "stale"
+        self.signals: Any = None
+        self.signal_collection: Any = None
+
+    def captured(self, db: str, coll: str) -> bool:
+        return True
+
+
+class _Run:
+    """Stands in for ParallelSnapshot: one batch, then done."""
+
+    runs: list[_Run] = []
+
+    def __init__(self, client: Any, collections: Any, events: Any, position: Any, progress: Any, settings: Any,
+                 name: str) -> None:
+        self.client, self.position, self.progress, self.settings = client, position, progress, settings
+        self.batches: list[list[str] | None] = [[f"r-{len(_Run.runs)}"], None]
+        self.started, self.finished = 0.0, None
+        self.total_collections = self.remaining_collections = self.rows_scanned = 0
+        _Run.runs.append(self)
+
+    def start(self) -> None:
+        pass
+
+    def poll(self, timeout: float) -> Any:
+        return self.batches.pop(0)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.finished = 1.0
+
+
+@pytest.fixture
+def runner(monkeypatch: pytest.MonkeyPatch) -> snapshot_runner.SnapshotRunner:
+    _Run.runs = []
+    token = encode_resume_token({"_data": "00"})
+    monkeypatch.setattr(snapshot_runner, "ParallelSnapshot", _Run)
+    monkeypatch.setattr(snapshot_runner.snapshot, "start_position",
+                        lambda client, target: {"sec": -1, "ord": -1, "resume_token": token})
+    monkeypatch.setattr(snapshot_runner.snapshot, "captured_collections", lambda client, captured, include: [])
+    monkeypatch.setattr(snapshot_runner, "watch_target", lambda client, config: None)
+    config = mongo_config.MongoDbConfig.parse(PROPS)
+    return snapshot_runner.SnapshotRunner(config, "c", "c|task-0", "0", threading.Event())
+
+
+def _drain(runner: snapshot_runner.SnapshotRunner) -> list[str]:
+    out: list[str] = []
+    for _ in range(20):
+        if not runner.active:
+            break
+        out.extend(runner.poll() or [])
+    return out
+
+
+def test_streams_are_snapshotted_one_after_the_other(runner: snapshot_runner.SnapshotRunner) -> None:
+    first, second = _Stream("rs0"), _Stream("rs1")
+    runner.enqueue(first, None)  # type: ignore[arg-type]
+    runner.enqueue(second, None)  # type: ignore[arg-type]
+    assert _drain(runner) == ["r-0", "r-1"]
+    assert [run.client for run in _Run.runs] == [first.client, second.client]
+    assert all(run.settings.threads == 3 for run in _Run.runs)
+    assert first.resume_token == {"_data": "00"} and first.start_at is None
+    assert not runner.active and runner.metrics()
+
+
+def test_an_interrupted_snapshot_resumes_from_its_stored_progress(runner: snapshot_runner.SnapshotRunner) -> None:
+    progress = SnapshotProgress()
+    progress.plan("db.c", [5])
+    stored_token = encode_resume_token({"_data": "11"})
+    stored = {"sec": 5, "ord": 1, "resume_token": stored_token, "initsync": True, OFFSET_KEY: progress.encode()}
+    stream = _Stream("rs0")
+    runner.enqueue(stream, stored)  # type: ignore[arg-type]
+    _drain(runner)
+    assert _Run.runs[0].position == {"sec": 5, "ord": 1, "resume_token": stored_token}
+    assert _Run.runs[0].progress.started and stream.resume_token == {"_data": "11"}
+
+
+def test_signals_need_one_stream_per_task(caplog: pytest.LogCaptureFixture) -> None:
+    task = MongoDbConnectorTask()
+    task.config = mongo_config.MongoDbConfig.parse({**PROPS, "signal.data.collection": "db.signals"})
+    task.tag = "c|task-0"
+    task.streams = [_Stream("rs0"), _Stream("rs1")]  # type: ignore[list-item]
+    with caplog.at_level(logging.WARNING):
+        assert task._open_signals() is None
+    assert "ignored" in caplog.text and all(s.signals is None for s in task.streams)
