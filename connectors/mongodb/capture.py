@@ -83,11 +83,10 @@ class StreamCapture:
         self.captured = CollectionFilter(config)
         self.fields = FieldSelector(config.capture.field_excludes, config.capture.field_renames)
         self.skipped = {op for op in config.capture.skipped_operations if op in ("c", "u", "d")}
-        prefix = config.topic_prefix
-        self.transactions = (TransactionMonitor(f"{prefix}{config.capture.topic_delimiter}"
-                                                f"{config.capture.transaction_topic}", self.partition)
+        naming = config.topic_naming
+        self.transactions = (TransactionMonitor(naming.transaction_topic, self.partition)
                              if config.capture.transaction_metadata else None)
-        self.heartbeat = Heartbeat(config.heartbeat_interval_ms, prefix, config.heartbeat_topic_prefix,
+        self.heartbeat = Heartbeat(config.heartbeat_interval_ms, config.topic_prefix, naming.heartbeat_topic,
                                    self.partition)
         self.resume_token: dict[str, Any] | None = None
         self.start_at: Timestamp | None = None

@@ -13,6 +13,7 @@ from bson import json_util
 from connect.api.config import ConfigDef, ConfigKey, ConfigType, parse_bool, parse_list
 from connect.api.errors import ConfigError
 from connectors.mongodb.capture_config import CAPTURE_DEF, CaptureOptions, validate_capture
+from connectors.mongodb.naming import NAMING_DEF, TopicNaming, validate_naming
 
 
 class CaptureMode(StrEnum):
@@ -166,11 +167,9 @@ CONFIG_DEF = ConfigDef((
          validators=(_positive,), doc="Documents read per chunk of an incremental snapshot."),
     _key("heartbeat.interval.ms", ConfigType.INT, "0", group="Connector", order=21, validators=(_non_negative,),
          doc="Milliseconds between heartbeat records (0: none); they keep offsets moving on idle or filtered streams."),
-    _key("topic.heartbeat.prefix", default="__debezium-heartbeat", group="Connector", order=22,
-         doc="Prefix of the heartbeat topic, <prefix>.<topic.prefix>."),
     _key("extended.headers.enabled", ConfigType.BOOLEAN, "true", group="Connector", order=18,
          doc="Whether to add the __debezium.context.* headers to data records."),
-)) + CAPTURE_DEF
+)) + CAPTURE_DEF + NAMING_DEF
 
 
 def _filter_problem(text: str | None) -> str | None:
@@ -215,6 +214,7 @@ def validate(props: Mapping[str, str]) -> list:  # type: ignore[type-arg]
         by_name["capture.target"].errors.append("A target of the form <database>.<collection> is required for "
                                                 "capture.scope=collection")
     validate_capture(props, by_name)
+    validate_naming(props, by_name)
     return results
 
 
@@ -256,6 +256,12 @@ class MongoDbConfig:
     signal_kafka_settings: Mapping[str, str] = field(default_factory=dict)
     signal_poll_interval_ms: int = 5000
     incremental_chunk_size: int = 1024
+    naming: TopicNaming | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def topic_naming(self) -> TopicNaming:
+        """Topic and schema names (``topic.naming.strategy``, ``schema.name.adjustment.mode``, ...)."""
+        return self.naming if self.naming is not None else TopicNaming(self.topic_prefix)
 
     @classmethod
     def parse(cls, props: Mapping[str, str]) -> MongoDbConfig:
@@ -312,6 +318,7 @@ class MongoDbConfig:
                                       if k.startswith("signal.consumer.")}},
             signal_poll_interval_ms=integer("signal.poll.interval.ms", 5000),
             incremental_chunk_size=integer("incremental.snapshot.chunk.size", 1024),
+            naming=TopicNaming.from_props(props),
         )
 
 

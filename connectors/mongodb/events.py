@@ -27,6 +27,7 @@ from bson.errors import BSONError
 from connect.api.data import STRING, Schema, Struct
 from connect.api.records import Header, SourceRecord
 from connectors.mongodb import extjson
+from connectors.mongodb.naming import TopicNaming
 from connectors.mongodb.schemas import (
     SOURCE_SCHEMA,
     TRANSACTION_SCHEMA,
@@ -34,7 +35,6 @@ from connectors.mongodb.schemas import (
     UPDATE_DESCRIPTION_SCHEMA,
     envelope_schema,
     key_schema,
-    topic_name,
 )
 
 __all__ = [
@@ -84,11 +84,13 @@ class ChangeEventConverter:
         topic_delimiter: str = ".",
         clock_ms: Callable[[], int] | None = None,
         partition: Mapping[str, str] | None = None,
+        naming: TopicNaming | None = None,
     ) -> None:
         self._prefix = topic_prefix
+        self._naming = naming if naming is not None else TopicNaming(topic_prefix, delimiter=topic_delimiter)
+        self._schemas: dict[tuple[str, str], tuple[str, Schema, Schema]] = {}
         self._version = connector_version
         self._tombstones = tombstones_on_delete
-        self._delimiter = topic_delimiter
         self._clock_ms = clock_ms or _wall_clock_ms
         self._partition = dict(partition) if partition is not None else {"server_id": topic_prefix}
         self._headers: tuple[Header, ...] = ()
@@ -114,9 +116,7 @@ class ChangeEventConverter:
             return []
         namespace = event["ns"]
         db, coll = namespace["db"], namespace["coll"]
-        topic = topic_name(self._prefix, db, coll, self._delimiter)
-        k_schema = key_schema(topic)
-        v_schema = envelope_schema(topic)
+        topic, k_schema, v_schema = self._names(db, coll)
         key = self._key(k_schema, event.get("documentKey"))
         session = session_txn(event) if "lsid" in event else None
         values = self._images(event, op)  # fields are added in schema order
@@ -140,8 +140,7 @@ class ChangeEventConverter:
                         marker: str = "true") -> SourceRecord:
         """An ``r`` record of the initial snapshot: ``after`` is the document, ``source.snapshot`` is ``marker``
         (``true``, or ``last`` on the final record), ``ord`` is -1 and ``ts_ms`` the time it was read."""
-        topic = topic_name(self._prefix, db, coll, self._delimiter)
-        k_schema, v_schema = key_schema(topic), envelope_schema(topic)
+        topic, k_schema, v_schema = self._names(db, coll)
         now = self._clock_ms()
         source = _struct(SOURCE_SCHEMA, {
             "version": self._version, "connector": CONNECTOR_NAME, "name": self._prefix, "ts_ms": now,
@@ -180,6 +179,19 @@ class ChangeEventConverter:
             offset["resume_token"] = encode_resume_token(event["_id"])
             offset["txnNumber"] = session[1]
         return offset
+
+    def _names(self, db: str, coll: str) -> tuple[str, Schema, Schema]:
+        """The topic, key schema and envelope schema of collection ``db.coll``."""
+        names = self._schemas.get((db, coll))
+        if names is None:
+            if len(self._schemas) > 100_000:
+                self._schemas.clear()
+            naming = self._naming
+            topic = naming.data_topic(db, coll)
+            names = (topic, key_schema(topic, naming.schema_name(topic, "Key")),
+                     envelope_schema(topic, naming.schema_name(topic, "Envelope")))
+            self._schemas[(db, coll)] = names
+        return names
 
     @staticmethod
     def _key(schema: Schema, document_key: Mapping[str, Any] | None) -> Struct | None:

@@ -1,4 +1,5 @@
 """Debezium's heartbeats (``heartbeat.interval.ms``): a small record on ``__debezium-heartbeat.<topic.prefix>``
+(``topic.heartbeat.prefix``, ``topic.delimiter``, ``topic.heartbeat.name``)
 that carries the task's latest change-stream position, so offsets advance while every event is filtered out or
 nothing happens (and the resume token does not fall off the oplog)."""
 
@@ -18,10 +19,9 @@ VALUE_SCHEMA = struct_schema([("ts_ms", INT64)], name="io.debezium.connector.com
 class Heartbeat:
     """Emits at most one heartbeat record per interval."""
 
-    def __init__(self, interval_ms: int, topic_prefix: str, heartbeat_prefix: str,
-                 partition: Mapping[str, Any]) -> None:
+    def __init__(self, interval_ms: int, topic_prefix: str, topic: str, partition: Mapping[str, Any]) -> None:
         self.interval = interval_ms / 1000
-        self.topic = f"{heartbeat_prefix}.{topic_prefix}"
+        self.topic = topic
         self._server = topic_prefix
         self._partition = partition
         self._last = time.monotonic()

@@ -20,6 +20,7 @@ from connect.api.data import (
     array_schema,
     struct_schema,
 )
+from connectors.mongodb.naming import sanitize_topic
 
 __all__ = [
     "JSON_SCHEMA_NAME",
@@ -93,21 +94,9 @@ TRANSACTION_SCHEMA = struct_schema(
     optional=True,
 )
 
-_MAX_TOPIC_LENGTH = 249
-_VALID_TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-
-
 def sanitize_topic_name(name: str) -> str:
-    """Debezium's topic sanitising: every UTF-16 unit outside ``[A-Za-z0-9._-]`` becomes ``_`` (so a non-BMP
-    character becomes ``__``), truncated to 249 characters; ``.`` and ``..`` become ``_`` and ``__``."""
-    if all(ch in _VALID_TOPIC_CHARS for ch in name):
-        sanitized = name
-    else:
-        sanitized = "".join(ch if ch in _VALID_TOPIC_CHARS else ("_" if ord(ch) < 0x10000 else "__") for ch in name)
-    sanitized = sanitized[:_MAX_TOPIC_LENGTH]
-    if sanitized in (".", ".."):
-        sanitized = sanitized.replace(".", "_")
-    return sanitized
+    """Debezium's default topic sanitising (:func:`connectors.mongodb.naming.sanitize_topic`)."""
+    return sanitize_topic(name)
 
 
 @lru_cache(maxsize=10_000)
@@ -116,15 +105,24 @@ def topic_name(prefix: str, db: str, coll: str, delimiter: str = ".") -> str:
     return sanitize_topic_name(delimiter.join((prefix, db, coll)))
 
 
-@lru_cache(maxsize=10_000)
-def key_schema(topic: str) -> Schema:
-    """The record key schema of a data topic: struct ``<topic>.Key`` {id: string}."""
-    return struct_schema([("id", STRING)], name=f"{topic}.Key")
+def key_schema(topic: str, name: str | None = None) -> Schema:
+    """The record key schema of a data topic: struct ``<topic>.Key`` (or ``name``, once adjusted) {id: string}."""
+    return _key_schema(name or f"{topic}.Key")
 
 
 @lru_cache(maxsize=10_000)
-def envelope_schema(topic: str) -> Schema:
-    """The record value schema of a data topic: struct ``<topic>.Envelope`` (no version)."""
+def _key_schema(name: str) -> Schema:
+    return struct_schema([("id", STRING)], name=name)
+
+
+def envelope_schema(topic: str, name: str | None = None) -> Schema:
+    """The record value schema of a data topic: struct ``<topic>.Envelope`` (or ``name``, once adjusted), no
+    version."""
+    return _envelope_schema(name or f"{topic}.Envelope")
+
+
+@lru_cache(maxsize=10_000)
+def _envelope_schema(name: str) -> Schema:
     return struct_schema(
         [
             ("before", OPTIONAL_JSON),
@@ -135,5 +133,5 @@ def envelope_schema(topic: str) -> Schema:
             ("ts_ms", OPTIONAL_INT64),
             ("transaction", TRANSACTION_SCHEMA),
         ],
-        name=f"{topic}.Envelope",
+        name=name,
     )

@@ -136,7 +136,7 @@ class MongoDbConnectorTask(SourceTask):
         events = ChangeEventConverter(
             topic_prefix=config.topic_prefix, tombstones_on_delete=config.tombstones_on_delete,
             extended_headers=config.extended_headers, task_id=self.task_id, run_id=run_id,
-            topic_delimiter=config.capture.topic_delimiter, partition=partition)
+            partition=partition, naming=config.topic_naming)
         label = f"{self.name}-task-{self.task_id}" + (f"-{rs}" if rs else "")
         stream = StreamCapture(config=config, client=client, events=events, partition=partition,
                                metrics=self._metrics, label=label)
