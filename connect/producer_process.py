@@ -97,7 +97,8 @@ class ProcessProducer:
         self._control: list[str] = []
         self._dead: BaseException | None = None
         self._sizes: dict[int, int] = {}
-        self._in_flight = 0
+        self._in_flight = 0  # bytes queued here or in the child, not yet acknowledged
+        self._buffered = 0  # of which queued here (not in the child yet)
         self._room = threading.Condition(self._lock)
         self._expect("ready", start_timeout)
         self._reader = threading.Thread(target=self._read, name=f"{name}-acks", daemon=True)
@@ -122,6 +123,7 @@ class ProcessProducer:
         with self._lock:
             self._sizes[self._seq] = size
             self._in_flight += size
+            self._buffered += size
         self._buffer.append((self._seq, topic, key, value, headers, partition, timestamp_ms))
         handle = SendHandle(self, self._seq)
         if len(self._buffer) >= DISPATCH_RECORDS:
@@ -133,15 +135,19 @@ class ProcessProducer:
         self._wait_for_room()
         if self._buffer:
             batch, self._buffer = self._buffer, []
+            with self._lock:
+                self._buffered = 0
             try:
                 self._conn.send(("batch", batch))
             except OSError as exc:
                 raise RetriableError(f"Producer process {self.name} is unreachable: {exc}") from exc
 
     def _wait_for_room(self, timeout: float = 60.0) -> None:
+        """Wait while the child holds more than the limit; the records queued here do not count, so a batch
+        larger than the limit (one record over 8 MiB, say) still leaves once the child has drained."""
         deadline = time.monotonic() + timeout
         with self._lock:
-            while self._in_flight > MAX_IN_FLIGHT_BYTES and self._dead is None:
+            while self._in_flight - self._buffered > MAX_IN_FLIGHT_BYTES and self._dead is None:
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise RetriableError(f"Producer process {self.name}: {self._in_flight} bytes unacknowledged "
@@ -228,6 +234,16 @@ class ProcessProducer:
         self._conn.close()
 
 
+def describe(exc: BaseException) -> str:
+    """A failed send for the task's trace: a broker error code without a message (``[Error 10]
+    MessageSizeTooLargeError: None``) gets kafka-python's description of the code."""
+    text = str(exc)
+    description = getattr(exc, "description", None)
+    if description and exc.args in ((), (None,)):
+        text = f"{text.removesuffix(': None')}: {description}"
+    return f"{type(exc).__name__}: {text}"
+
+
 def _child_main(conn: Any) -> None:
     """The child: a kafka-python producer fed through ``conn``."""
     from connect import clients  # imported here: the child imports only what it needs
@@ -244,7 +260,7 @@ def _child_main(conn: Any) -> None:
     outstanding = [0]
 
     def done(seq: int, result: Any) -> None:
-        error = f"{type(result).__name__}: {result}" if isinstance(result, BaseException) else None
+        error = describe(result) if isinstance(result, BaseException) else None
         with lock:
             acks.append((seq, error))
             outstanding[0] -= 1

@@ -55,6 +55,16 @@ def classify(exc: BaseException) -> Fault:
     return Fault.FATAL
 
 
+def fatal_message(name: str, exc: BaseException) -> str:
+    """The FAILED trace's first line for a failure no retry can fix; an event over 16 MB says what to set."""
+    text = f"[{name}] An exception occurred in the change event producer. This connector will be stopped. ({exc})"
+    if isinstance(exc, OperationFailure) and (exc.code or 0) in TOO_LARGE_CODES:
+        text += (" A change event is larger than MongoDB's 16 MB limit: set cursor.oversize.handling.mode=split "
+                 "(MongoDB 6.0.9 or later) to receive it in fragments the connector joins again, or skip with "
+                 "cursor.oversize.skip.threshold to leave such documents out.")
+    return text
+
+
 def auth_message(name: str, user: str | None, auth_source: str, exc: BaseException) -> str:
     """The FAILED trace's first line for refused credentials."""
     who = f"user '{user}'" if user else "the credentials of the connection string"

@@ -28,7 +28,7 @@ from connectors.mongodb import sharding, snapshot
 from connectors.mongodb.capture import POLL_AWAIT_MS, StreamCapture
 from connectors.mongodb.config import MongoDbConfig, SnapshotMode
 from connectors.mongodb.events import ChangeEventConverter, decode_resume_token
-from connectors.mongodb.faults import Backoff, Fault, auth_message, classify, lost_position_message
+from connectors.mongodb.faults import Backoff, Fault, auth_message, classify, fatal_message, lost_position_message
 from connectors.mongodb.metrics import StreamingMetrics
 from connectors.mongodb.signal_dispatch import SignalDispatcher, SignalSettings
 from connectors.mongodb.snapshot_runner import SnapshotRunner, rs_label
@@ -186,7 +186,7 @@ class MongoDbConnectorTask(SourceTask):
                 return
             raise ConnectError(f"[{self.tag}] {lost_position_message(offset)} ({exc})") from exc
         if fault is Fault.FATAL:
-            raise ConnectError(f"[{self.tag}] Change stream failed: {exc}") from exc
+            raise ConnectError(fatal_message(self.tag, exc)) from exc
         if not self._backoff.failed():
             raise ConnectError(f"[{self.tag}] Change stream failed {self._backoff.failures} times in a row "
                                f"(errors.max.retries={self.config.capture.max_retries}): {exc}") from exc

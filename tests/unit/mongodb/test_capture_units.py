@@ -11,7 +11,7 @@ from pymongo.errors import AutoReconnect, OperationFailure
 from connect.api.errors import DataError
 from connectors.mongodb import config as mongo_config
 from connectors.mongodb.capture_config import CaptureOptions
-from connectors.mongodb.faults import Backoff, Fault, classify, java_map_string, lost_position_message
+from connectors.mongodb.faults import Backoff, Fault, classify, fatal_message, java_map_string, lost_position_message
 from connectors.mongodb.fields import FieldSelector
 from connectors.mongodb.pipeline import FragmentMerger, build_pipeline
 from connectors.mongodb.sharding import Shard, group, task_configs
@@ -136,3 +136,10 @@ def test_literal_filter_mode() -> None:
                                                 "filters.match.mode": "literal"})
     assert mongo_config.captured(regex, "db", "cx") and not mongo_config.captured(literal, "db", "cx")
     assert mongo_config.captured(literal, "DB", "C.*")
+
+
+def test_fatal_message_names_the_oversize_setting() -> None:
+    text = fatal_message("c-0", OperationFailure("BSONObjectTooLarge", 10334))
+    assert text.startswith("[c-0] An exception occurred in the change event producer. This connector will be stopped.")
+    assert "cursor.oversize.handling.mode=split" in text
+    assert "oversize" not in fatal_message("c-0", OperationFailure("other", 2))
