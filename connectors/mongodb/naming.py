@@ -37,6 +37,7 @@ __all__ = [
     "STRATEGIES",
     "SchemaNameAdjustment",
     "TopicNaming",
+    "adjust_field_name_unicode",
     "adjust_schema_name",
     "java_replacement",
     "sanitize_topic",
@@ -133,6 +134,19 @@ def adjust_schema_name(name: str, mode: SchemaNameAdjustment) -> str:
         out = ["_" + head] if head.isdecimal() else ["_"]
     out.extend(u if u in rest else (_unicode_escape(u) if unicode else "_") for u in units[1:])
     return "".join(out)
+
+
+_FIELD_UNICODE_REST = _LETTERS | frozenset("0123456789")
+
+
+def adjust_field_name_unicode(name: str) -> str:
+    """Debezium's ``avro_unicode`` field namer: ``[A-Za-z][A-Za-z0-9]*``, every other UTF-16 unit (``_`` and
+    ``.`` included) replaced by ``_uXXXX``."""
+    if not name or (name[0] in _LETTERS and all(ch in _FIELD_UNICODE_REST for ch in name[1:])):
+        return name
+    units = _utf16_units(name)
+    return "".join(u if (u in _FIELD_UNICODE_REST if i else u in _LETTERS) else _unicode_escape(u)
+                   for i, u in enumerate(units))
 
 
 _JAVA_GROUP = re.compile(r"\\(.)|\$(\d+|\{([A-Za-z][A-Za-z0-9]*)\})", re.DOTALL)

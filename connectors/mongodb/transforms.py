@@ -55,6 +55,7 @@ from connect.api.errors import ConfigError, DataError
 from connect.api.records import Header, SourceRecord
 from connect.api.transforms import Transformation, new_record
 from connect.transforms.flatten import flatten_schema, flatten_struct
+from connectors.mongodb.naming import adjust_field_name_unicode
 
 log = logging.getLogger(__name__)
 
@@ -362,8 +363,9 @@ class ExtractNewDocumentState(Transformation):
         _k("delete.tombstone.handling.mode.rewrite-with-id", ConfigType.BOOLEAN, "false", "LOW", "SHORT",
            "Rewrite with _id", "With rewrite, also add _id (from the key) to the rewritten delete."),
         _k("field.name.adjustment.mode", ConfigType.STRING, "none", "LOW", "SHORT", "Field name adjustment",
-           "none, or avro: field names made valid Avro names (invalid characters become _, a leading digit gets a "
-           "_ prefix) and empty arrays written as null.", _one_of("none", "avro")),
+           "none, avro or avro_unicode: field names made valid Avro names (avro: invalid characters become _, a "
+           "leading digit gets a _ prefix; avro_unicode: invalid characters and _ become _uXXXX) and empty arrays "
+           "written as null.", _one_of("none", "avro", "avro_unicode")),
     ))
 
     def config(self) -> ConfigDef:
@@ -382,7 +384,9 @@ class ExtractNewDocumentState(Transformation):
             return (value if value is not None else default) or ""
 
         self.inference = _Inference(get("array.encoding").strip().lower() == "document")
-        self.avro_names = get("field.name.adjustment.mode").strip().lower() == "avro"
+        adjustment = get("field.name.adjustment.mode").strip().lower()
+        self.avro_names = adjustment in ("avro", "avro_unicode")
+        self.unicode_names = adjustment == "avro_unicode"
         self.inference.empty_arrays_null = self.avro_names
         self._derived: dict[tuple[Any, ...], tuple[Any, Any]] = {}
         self.flatten = get("flatten.struct").strip().lower() == "true"
@@ -419,10 +423,10 @@ class ExtractNewDocumentState(Transformation):
                               headers=headers)
         document, shape = self._document(envelope, key_id, deleted)
         if self.avro_names:
-            document, shape = _avro_names(document), None
+            document, shape = _avro_names(document, self.unicode_names), None
         name = value_schema.name[: -len(".Envelope")] if value_schema.name else None
         if self.avro_names and name:
-            name = ".".join(avro_name(segment) for segment in name.split("."))
+            name = ".".join(avro_name(segment, self.unicode_names) for segment in name.split("."))
         schema = self.inference.top_schema(document, name or "", shape)
         extra: list[tuple[str, Schema, Any]] = []
         if self.mode.startswith("rewrite"):
@@ -526,22 +530,25 @@ class ExtractNewDocumentState(Transformation):
         return [Header(name, schema, value) for name, schema, value in self._added(envelope, self.headers)]
 
 
-def avro_name(name: str) -> str:
+def avro_name(name: str, unicode: bool = False) -> str:
     """Debezium's ``avro`` field name adjustment: ``[A-Za-z_][A-Za-z0-9_]*``, invalid characters replaced by ``_``,
-    a leading digit prefixed with ``_``."""
+    a leading digit prefixed with ``_``; with ``unicode`` (``avro_unicode``): ``[A-Za-z][A-Za-z0-9]*``, invalid
+    characters (``_`` included) replaced by ``_uXXXX``."""
     if not name:
         return name
+    if unicode:
+        return adjust_field_name_unicode(name)
     first = name[0]
     head = first if (first.isascii() and (first.isalpha() or first == "_")) else \
         ("_" + first if first.isascii() and first.isdigit() else "_")
     return head + "".join(c if c.isascii() and (c.isalnum() or c == "_") else "_" for c in name[1:])
 
 
-def _avro_names(value: Any) -> Any:
+def _avro_names(value: Any, unicode: bool = False) -> Any:
     if isinstance(value, dict):
-        return {avro_name(k): _avro_names(v) for k, v in value.items()}
+        return {avro_name(k, unicode): _avro_names(v, unicode) for k, v in value.items()}
     if isinstance(value, list):
-        return [_avro_names(v) for v in value]
+        return [_avro_names(v, unicode) for v in value]
     return value
 
 

@@ -341,6 +341,7 @@ def smt_cases() -> list[dict[str, Any]]:
                                            "add.headers": "op,db,ts_ms", "add.fields": "txnNumber,lsid"},
         "flatten_document_arrays": {"flatten.struct": "true", "array.encoding": "document"},
         "avro_names": {"field.name.adjustment.mode": "avro"},
+        "avro_unicode_names": {"field.name.adjustment.mode": "avro_unicode"},
         "delete_to_tombstone": {"delete.tombstone.handling.mode": "delete-to-tombstone",
                                 "add.headers": "op,source.ord", "add.headers.prefix": "h_"},
     }
