@@ -76,6 +76,7 @@ TYPES_DOC: dict[str, Any] = {
     "code": Code("function() { return 1; }"),
     "nested": {"a": [1, [2, 3], {"b": None}], "empty": {}, "arr": []},
 }
+OVERSIZE_THRESHOLD = 10_000
 KEY_IDS: list[Any] = [
     1234, Int64(2147483657), 12.5, "string-id", {"company": 32, "dept": "home"},
     datetime.datetime(2017, 10, 19, 9, 47, 33, 123000, tzinfo=datetime.UTC), Decimal128("123.45"),
@@ -104,14 +105,23 @@ def run_operations(client: Any) -> None:
         db["types"].insert_one({"_id": 3, "in": "txn"}, session=session)
         db["orders"].update_one({"_id": 1}, {"$inc": {"qty": 1}}, session=session)
     db["orders"].insert_one({"_id": 2, "after": "txn"})
+    # oversize documents: over OVERSIZE_THRESHOLD bytes an event is skipped (cursor.oversize.handling.mode=skip)
+    big = db["big"]
+    big.insert_one({"_id": 1, "blob": "x" * (OVERSIZE_THRESHOLD // 2)})  # large, under the threshold: captured
+    big.insert_one({"_id": 2, "blob": "y" * (OVERSIZE_THRESHOLD * 2)})  # over it: skipped
+    big.update_one({"_id": 1}, {"$set": {"more": "z" * OVERSIZE_THRESHOLD}})  # now over it: the update is skipped
+    big.delete_one({"_id": 2})  # a delete has no document: captured
+    big.insert_one({"_id": 3, "small": True})
 
 
 def connector_config(mongo_uri: str, prefix: str, start_op_time: int) -> dict[str, str]:
-    """The config both connectors get: start at ``start_op_time`` (before the operations), no snapshot."""
+    """The config both connectors get: start at ``start_op_time`` (before the operations), no snapshot, events of
+    documents over ``OVERSIZE_THRESHOLD`` bytes skipped."""
     return {
         "connector.class": CONNECTOR_CLASS, "mongodb.connection.string": mongo_uri, "topic.prefix": prefix,
         "database.include.list": DB, "snapshot.mode": "no_data", "capture.start.op.time": str(start_op_time),
         "provide.transaction.metadata": "true", "tasks.max": "1",
+        "cursor.oversize.handling.mode": "skip", "cursor.oversize.skip.threshold": str(OVERSIZE_THRESHOLD),
     }
 
 

@@ -1,5 +1,6 @@
 """Golden file: the scripted operations of ``compat.debezium.harness`` (every event type, every BSON type, key
-types, a replace, a multi-collection transaction with provide.transaction.metadata) captured by our connector
+types, a replace, a multi-collection transaction with provide.transaction.metadata, documents over and under
+cursor.oversize.skip.threshold) captured by our connector
 give the same keys and values, schemas included, as the real Debezium 3.6.1 connector did on Kafka Connect 4.3.1
 against SecantusDB, apart from times, cluster-time increments, session ids and the version string.
 
