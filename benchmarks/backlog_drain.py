@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import random
 import shutil
 import string
@@ -25,6 +24,7 @@ import pymongo
 from kafka import KafkaConsumer, TopicPartition
 
 import stack
+from benchmarks import report
 from stack.worker import ConnectWorker, distributed_properties
 
 ROOT = Path(__file__).resolve().parent
@@ -176,10 +176,9 @@ def main() -> None:
     results = run(args.docs, args.rounds)
     best = sorted(results, key=lambda r: r["events_per_s"])
     median = best[len(best) // 2]
-    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     rates = ", ".join(f"{r['events_per_s']:.0f}" for r in results)
     lines = [
-        f"## backlog_drain — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC — {machine}",
+        report.heading("backlog_drain"),
         "",
         f"- {args.rounds} rounds of {args.docs} documents (about 1 KB each), JSON converter with schemas; "
         f"events/s per round: {rates}",
@@ -191,9 +190,7 @@ def main() -> None:
         "- cores busy during the drain: " + ", ".join(f"{k} {v:.2f}" for k, v in median["cores"].items()),
         "",
     ]
-    print("\n".join(lines))
-    with open(ROOT / "results.md", "a", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
+    report.append(lines)
 
 
 if __name__ == "__main__":

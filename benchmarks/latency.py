@@ -13,12 +13,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import random
 import shutil
 import threading
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -27,6 +25,7 @@ from kafka import KafkaConsumer, TopicPartition
 from kafka.admin import KafkaAdminClient, NewTopic
 
 import stack
+from benchmarks import report
 from benchmarks.backlog_drain import ROOT, _running, _wait, document
 from stack.worker import ConnectWorker, distributed_properties
 
@@ -147,9 +146,8 @@ def main() -> None:
     args = parser.parse_args()
     overrides = dict(item.split("=", 1) for item in args.set)
     result = run(args.rate, args.seconds, overrides)
-    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     lines = [
-        f"## latency — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC — {machine}",
+        report.heading("latency"),
         "",
         f"- {result['written']} documents (about 1 KB) in {result['seconds']:.0f} s: target {result['rate']} writes/s, "
         f"achieved {result['written'] / result['seconds']:.0f}/s; {result['captured']} events captured",
@@ -165,9 +163,7 @@ def main() -> None:
            else ""),
         "",
     ]
-    print("\n".join(lines))
-    with open(ROOT / "results.md", "a", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
+    report.append(lines)
 
 
 if __name__ == "__main__":
