@@ -88,6 +88,9 @@ def test_field_excludes_renames_skipped_operations(worker: Worker, stack: Any, m
                        "items": [{"name": "kept"}]})
     people.update_one({"_id": 1}, {"$set": {"address.city": "Bergen", "address.zip": "5003", "secret": "t"},
                                    "$unset": {"name": ""}})
+    # SecantusDB approximates the stored post-image by a lookup when the event is read: let the update be read
+    # before the delete, or its post-image would be gone (MongoDB keeps the image written with the update)
+    values(stack.kafka_bootstrap, f"{prefix}.{db}.people", 2)
     people.delete_one({"_id": 1})
     people.insert_one({"_id": 2, "name": "Bo"})
     got = values(stack.kafka_bootstrap, f"{prefix}.{db}.people", 3)
