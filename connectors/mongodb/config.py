@@ -15,6 +15,9 @@ from connect.api.errors import ConfigError
 from connectors.mongodb.capture_config import CAPTURE_DEF, CaptureOptions, validate_capture
 from connectors.mongodb.naming import NAMING_DEF, TopicNaming, validate_naming
 
+SPLIT_MODES = ("auto", "always", "never")
+"""``snapshot.split.mode`` (ours): when a collection is read as several ``_id`` ranges."""
+
 
 class CaptureMode(StrEnum):
     """``capture.mode``."""
@@ -69,6 +72,10 @@ def _enum(values: type[StrEnum]) -> tuple:  # type: ignore[type-arg]
     def check(_name: str, value: str) -> str | None:
         return None if value.strip().lower() in allowed else f"Value must be one of {', '.join(allowed)}"
     return (check,)
+
+
+def _split_mode(_name: str, value: str) -> str | None:
+    return None if value.strip().lower() in SPLIT_MODES else f"Value must be one of {', '.join(SPLIT_MODES)}"
 
 
 def _namespace(_name: str, value: str) -> str | None:
@@ -145,6 +152,10 @@ CONFIG_DEF = ConfigDef((
          doc="Documents per batch while snapshotting (0: the server's default)."),
     _key("snapshot.max.threads", ConfigType.INT, "1", group="Connector", order=23, validators=(_positive,),
          doc="Threads reading the initial snapshot, across and within collections (chunks of _id values)."),
+    _key("snapshot.split.mode", default="auto", group="Connector", order=23,
+         validators=(_split_mode,),
+         doc="Whether a collection is cut into _id ranges read by several threads: auto (when the server reads an "
+             "_id range by index, not by scanning the whole collection), always or never."),
     _key("snapshot.delay.ms", ConfigType.LONG, "0", group="Connector", order=24, validators=(_non_negative,),
          doc="Milliseconds to wait before the snapshot starts."),
     _key("snapshot.include.collection.list", ConfigType.LIST, group="Connector", order=25,
@@ -251,6 +262,7 @@ class MongoDbConfig:
     snapshot_delay_ms: int = 0
     snapshot_include: tuple[re.Pattern[str], ...] = ()
     snapshot_filters: Mapping[str, str] = field(default_factory=dict)
+    snapshot_split: str = "auto"
     signal_data_collection: str | None = None
     signal_kafka_topic: str | None = None
     signal_kafka_settings: Mapping[str, str] = field(default_factory=dict)
@@ -310,6 +322,7 @@ class MongoDbConfig:
             snapshot_include=patterns("snapshot.include.collection.list"),
             snapshot_filters={ns: props[f"snapshot.collection.filter.overrides.{ns}"]
                               for ns in parse_list(props.get("snapshot.collection.filter.overrides"))},
+            snapshot_split=(props.get("snapshot.split.mode") or "auto").strip().lower(),
             signal_data_collection=props.get("signal.data.collection") or None,
             signal_kafka_topic=(props.get("signal.kafka.topic") or f"{props['topic.prefix']}-signal")
             if "kafka" in [c.lower() for c in parse_list(props.get("signal.enabled.channels") or "source")] else None,

@@ -18,11 +18,11 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pymongo.errors import PyMongoError
+from pymongo.errors import OperationFailure, PyMongoError
 
 from connect.api.records import SourceRecord
 from connectors.mongodb.bsonorder import NO_SERVER_BOUND, range_filter, sort_key, type_rank
@@ -46,6 +46,7 @@ class SnapshotSettings:
     batch: int = 2048
     filters: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     resumable: bool = True  # False: records carry the plain position (a blocking snapshot)
+    split: str = "auto"  # snapshot.split.mode: auto (when _id ranges are index reads), always, never
 
 
 @dataclass
@@ -83,6 +84,7 @@ class ParallelSnapshot:
         self._running = {**self._position, "initsync": True, OFFSET_KEY: progress.encode()} \
             if settings.resumable else self._position
         self._stats: dict[str, _Stats] = {}
+        self._unhinted: set[str] = set()
         self.rows_scanned = 0
         self.started = time.monotonic()
         self.finished: float | None = None
@@ -150,7 +152,8 @@ class ParallelSnapshot:
     def _split_points(self, db: str, coll: str, estimate: int) -> list[Any]:
         """Up to ``threads - 1`` split points from a ``$sample`` of ``_id``s (none for a small collection)."""
         wanted = min(self._threads, estimate // max(self._settings.chunk_size, 1))
-        if wanted < 2:
+        split = self._settings.split
+        if wanted < 2 or split == "never" or (split == "auto" and not self._ranged_reads(db, coll)):
             return []
         sample = self._client[db][coll].aggregate([{"$sample": {"size": wanted * SAMPLES_PER_RANGE}},
                                                    {"$project": {"_id": 1}}])
@@ -164,6 +167,25 @@ class ParallelSnapshot:
             return []
         step = len(ordered) / wanted
         return [ordered[int(step * i)] for i in range(1, wanted)]
+
+    def _ranged_reads(self, db: str, coll: str) -> bool:
+        """Whether the server reads an ``_id`` range by its index: the query planner's plan (not executed) for
+        one. A plain ``COLLSCAN`` (a server without a usable ``_id`` index, such as SecantusDB) means every range
+        costs a scan of the whole collection, so splitting would multiply the work: such a collection is read as
+        one range. An unreadable plan counts as ranged (MongoDB's ``_id`` index always exists)."""
+        command = {"explain": {"find": coll, "filter": {"_id": {"$gt": 0}}, "sort": {"_id": 1}},
+                   "verbosity": "queryPlanner"}
+        try:
+            plan = self._client[db].command(command).get("queryPlanner", {})
+        except PyMongoError:
+            log.debug("[%s|task-0] No query plan for %s.%s", self._name, db, coll, exc_info=True)
+            return True
+        if plan_scans_range(plan):
+            return True
+        log.info("[%s|task-0] Snapshot of %s.%s: the server reads an _id range by scanning the whole collection "
+                 "(plan COLLSCAN), so it is read as one range (snapshot.split.mode=always splits it anyway)",
+                 self._name, db, coll)
+        return False
 
     def _estimate(self, db: str, coll: str, stats: _Stats) -> None:
         try:
@@ -197,23 +219,44 @@ class ParallelSnapshot:
         query = dict(self._settings.filters.get(ns) or {})
         query = {"$and": [query, bound]} if query and bound else bound or query
         size = self._settings.chunk_size
-        cursor = (self._client[db][coll].find(query, batch_size=self._settings.fetch_size or size)
-                  .sort("_id", 1))
         chunk: list[Mapping[str, Any]] = []
+        for doc in self._documents(ns, db, coll, query):
+            if self._stop.is_set():
+                return False
+            if skip_to is not None and sort_key(doc["_id"]) <= skip_to:
+                continue
+            chunk.append(doc)
+            if len(chunk) >= size:
+                if not self._put(self._results, (ns, index, chunk, False)):
+                    return False
+                chunk = []
+        return self._put(self._results, (ns, index, chunk, True))
+
+    def _documents(self, ns: str, db: str, coll: str, query: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+        """The documents of one range in ``_id`` order, from ONE cursor (``snapshot.fetch.size`` per batch).
+
+        The ``_id`` index is hinted: the range is then walked in index order whatever other index a filter
+        override could use, with no in-memory sort (MongoDB's would be bounded by 100 MB). A server that refuses
+        the hint before the first document (no ``_id`` index, as a view) is asked again without it."""
+        hinted = ns not in self._unhinted
+        cursor = self._client[db][coll].find(query, batch_size=self._settings.fetch_size or self._settings.chunk_size)
+        cursor = cursor.sort("_id", 1)
+        if hinted:
+            cursor = cursor.hint([("_id", 1)])
+        read = False
         try:
             for doc in cursor:
-                if self._stop.is_set():
-                    return False
-                if skip_to is not None and sort_key(doc["_id"]) <= skip_to:
-                    continue
-                chunk.append(doc)
-                if len(chunk) >= size:
-                    if not self._put(self._results, (ns, index, chunk, False)):
-                        return False
-                    chunk = []
+                read = True
+                yield doc
+        except OperationFailure as exc:
+            if read or not hinted:
+                raise
+            log.info("[%s|task-0] Snapshot of %s: reading without the _id index hint (%s)", self._name, ns, exc)
+            self._unhinted.add(ns)
+            cursor.close()
+            yield from self._documents(ns, db, coll, query)
         finally:
             cursor.close()
-        return self._put(self._results, (ns, index, chunk, True))
 
     def poll(self, timeout: float = 0.5) -> list[SourceRecord] | None:
         """The next records; ``[]`` while waiting; None once everything was emitted (the last batch before
@@ -279,12 +322,13 @@ class ParallelSnapshot:
             if now - stats.logged < LOG_INTERVAL_S or (stats.estimate is not None and stats.emitted >= stats.estimate):
                 continue
             stats.logged = now
-            rate = stats.emitted / max(now - (stats.first or now), 1e-3)
+            reading = now - (stats.first or now)
+            rate = stats.emitted / reading if reading >= 1.0 else 0.0
             total = "?" if stats.estimate is None else f"~{stats.estimate}"
             left = "" if stats.estimate is None or rate <= 0 else \
                 f", about {max(stats.estimate - stats.emitted, 0) / rate:.0f} s left"
-            log.info("[%s|task-0] Snapshot of %s: %s of %s documents, %.0f documents/s%s", self._name, ns,
-                     stats.emitted, total, rate, left)
+            log.info("[%s|task-0] Snapshot of %s: %s of %s documents, %s documents/s%s", self._name, ns,
+                     stats.emitted, total, f"{rate:.0f}" if rate else "?", left)
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop every reading thread; idempotent."""
@@ -293,3 +337,28 @@ class ParallelSnapshot:
         for thread in self._workers:
             if thread is not threading.current_thread():
                 thread.join(max(0.0, deadline - time.monotonic()))
+
+
+_RANGED_STAGES = frozenset({"IXSCAN", "IDHACK", "CLUSTERED_IXSCAN", "EXPRESS_IXSCAN", "EXPRESS_CLUSTERED_IXSCAN"})
+
+
+def plan_scans_range(plan: Any) -> bool:
+    """Whether a query plan (``explain``'s ``queryPlanner``, any shape: classic, SBE, per shard) reads an index
+    range or a bounded clustered scan; False only when every scan in it is an unbounded ``COLLSCAN``."""
+    scans: list[bool] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Mapping):
+            stage = node.get("stage")
+            if stage in _RANGED_STAGES:
+                scans.append(True)
+            elif stage == "COLLSCAN":
+                scans.append("minRecord" in node or "maxRecord" in node)
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(plan.get("winningPlan", plan) if isinstance(plan, Mapping) else plan)
+    return not scans or any(scans)

@@ -99,7 +99,7 @@ class SnapshotRunner:
         config = self._config
         values: dict[str, Any] = {
             "threads": config.snapshot_max_threads, "chunk_size": config.snapshot_fetch_size or 2048,
-            "fetch_size": config.snapshot_fetch_size, "batch": config.max_batch_size,
+            "fetch_size": config.snapshot_fetch_size, "batch": config.max_batch_size, "split": config.snapshot_split,
             "filters": {ns: json_util.loads(text) for ns, text in config.snapshot_filters.items()}}
         values.update(overrides)
         return SnapshotSettings(**values)

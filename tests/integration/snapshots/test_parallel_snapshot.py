@@ -58,7 +58,7 @@ def _has(doc_id: Any) -> Any:
 def _config(stack: Any, prefix: str, db: str, **extra: str) -> dict[str, str]:
     return {"mongodb.connection.string": stack.mongo_uri, "topic.prefix": prefix,
             "collection.include.list": f"{db}\\..*", "snapshot.max.threads": str(THREADS),
-            "snapshot.fetch.size": str(CHUNK), **extra}
+            "snapshot.fetch.size": str(CHUNK), "snapshot.split.mode": "always", **extra}
 
 
 @pytest.mark.timeout(1500)
