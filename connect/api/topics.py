@@ -4,22 +4,35 @@ client: the runtime offers :class:`TopicReaders` on the task context, the task o
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Protocol
 
 
-class TopicReader(Protocol):
-    """Records of one topic partition, from the end of the partition at the time it was opened."""
+@dataclass(frozen=True)
+class TopicRecord:
+    """One record read: its offset in the partition, key and value."""
 
-    def poll(self, timeout: float) -> list[tuple[bytes | None, bytes | None]]:
-        """``(key, value)`` of the records that arrived, waiting at most ``timeout`` seconds for the first."""
+    offset: int
+    key: bytes | None
+    value: bytes | None
+
+
+class TopicReader(Protocol):
+    """Records of one topic partition, from the position given when it was opened."""
+
+    def poll(self, timeout: float) -> list[TopicRecord]:
+        """The records that arrived, waiting at most ``timeout`` seconds for the first."""
 
     def close(self) -> None:
-        """Release the reader; idempotent."""
+        """Commit the position read so far for the consumer group (when ``group.id`` is set) and release the
+        reader; idempotent."""
 
 
 class TopicReaders(Protocol):
     """Opens topic readers (implemented by the runtime)."""
 
-    def open(self, topic: str, settings: Mapping[str, str], partition: int = 0) -> TopicReader:
+    def open(self, topic: str, settings: Mapping[str, str], partition: int = 0,
+             start: int | None = None) -> TopicReader:
         """A reader of ``topic``'s ``partition`` with these client settings (``bootstrap.servers`` and others in
-        Kafka's dotted names)."""
+        Kafka's dotted names), from offset ``start``; without one, from the position committed for the consumer
+        group ``group.id``, else as ``auto.offset.reset`` says (``latest`` unless set)."""

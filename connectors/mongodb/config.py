@@ -172,6 +172,9 @@ CONFIG_DEF = ConfigDef((
          doc="The Kafka topic of the kafka signal channel (default <topic.prefix>-signal); record key = topic.prefix."),
     _key("signal.kafka.bootstrap.servers", group="Connector", order=30,
          doc="The Kafka brokers of the kafka signal channel."),
+    _key("signal.kafka.groupId", default="kafka-signal", group="Connector", order=30,
+         doc="The consumer group whose committed position on the signal topic is used when the connector's offsets "
+             "hold none (committed when the task stops)."),
     _key("signal.poll.interval.ms", ConfigType.INT, "5000", group="Connector", order=31, validators=(_non_negative,),
          doc="Milliseconds between reads of the Kafka signal topic."),
     _key("incremental.snapshot.chunk.size", ConfigType.INT, "1024", group="Connector", order=32,
@@ -327,6 +330,8 @@ class MongoDbConfig:
             signal_kafka_topic=(props.get("signal.kafka.topic") or f"{props['topic.prefix']}-signal")
             if "kafka" in [c.lower() for c in parse_list(props.get("signal.enabled.channels") or "source")] else None,
             signal_kafka_settings={"bootstrap.servers": props.get("signal.kafka.bootstrap.servers") or "",
+                                   "group.id": props.get("signal.kafka.groupId") or "kafka-signal",
+                                   "auto.offset.reset": "earliest",
                                    **{k[len("signal.consumer."):]: v for k, v in props.items()
                                       if k.startswith("signal.consumer.")}},
             signal_poll_interval_ms=integer("signal.poll.interval.ms", 5000),

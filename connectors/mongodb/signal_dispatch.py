@@ -1,6 +1,14 @@
 """Acts on signals for the task: ``log``, ``execute-snapshot`` (incremental or blocking), ``stop-snapshot``,
 ``pause-snapshot`` and ``resume-snapshot``, from the signal collection and from the Kafka signal topic; drives
-the incremental snapshot between change-stream batches."""
+the incremental snapshot between change-stream batches.
+
+The Kafka signal topic is read from where the connector left it: the offset of the last signal acted on rides on
+the records' source offsets (``incremental_snapshot_signal_offset``, the key Debezium gives the same position), so
+a restart - graceful or not - continues after it and a signal sent while the connector was stopped is acted on.
+Without that key (a new connector, or offsets written by Debezium) the position committed for the consumer group
+``signal.kafka.groupId`` is used, else ``auto.offset.reset`` (``earliest``), as Debezium's channel does; the
+position is committed for the group when the task stops.
+"""
 
 from __future__ import annotations
 
@@ -21,6 +29,7 @@ from connectors.mongodb.signals import Signal, SignalError, SnapshotRequest
 log = logging.getLogger(__name__)
 
 WATERMARK_TYPES = ("snapshot-window-open", "snapshot-window-close")
+SIGNAL_OFFSET_KEY = "incremental_snapshot_signal_offset"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,9 +61,12 @@ class SignalDispatcher:
             if stored and stored.get(OFFSET_KEY):
                 self.incremental.restore(str(stored[OFFSET_KEY]))
         self._reader: TopicReader | None = None
+        self._signal_offset: int | None = _stored_signal_offset(stored)
         if settings.kafka_topic and readers is not None:
-            self._reader = readers.open(settings.kafka_topic, settings.kafka_settings, 0)
-            log.info("[%s|task-0] Reading signals from Kafka topic %s", name, settings.kafka_topic)
+            start = None if self._signal_offset is None else self._signal_offset + 1
+            self._reader = readers.open(settings.kafka_topic, settings.kafka_settings, 0, start)
+            log.info("[%s|task-0] Reading signals from Kafka topic %s %s", name, settings.kafka_topic,
+                     "from the consumer group's position" if start is None else f"from offset {start}")
         self._next_kafka_poll = 0.0
 
     def on_event(self, event: Mapping[str, Any], offset: Callable[[], Mapping[str, Any]]) -> list[SourceRecord]:
@@ -73,19 +85,24 @@ class SignalDispatcher:
         """Read Kafka signals, read the next incremental chunk, put the incremental state on the offsets."""
         if self._reader is not None and time.monotonic() >= self._next_kafka_poll:
             self._next_kafka_poll = time.monotonic() + self._settings.poll_interval_ms / 1000
-            for key, value in self._reader.poll(0):
-                self._safely(functools.partial(signals.from_kafka, key, value, self._settings.topic_prefix),
-                             "Kafka signal topic")
+            for record in self._reader.poll(0):
+                self._safely(functools.partial(signals.from_kafka, record.key, record.value,
+                                               self._settings.topic_prefix), "Kafka signal topic")
+                self._signal_offset = record.offset
+        extra: dict[str, Any] = {}
+        if self._signal_offset is not None:
+            extra[SIGNAL_OFFSET_KEY] = self._signal_offset
         incremental = self.incremental
-        if incremental is None or not incremental.running:
+        if incremental is not None and incremental.running:
+            if incremental.idle:
+                incremental.next_chunk()
+            state = incremental.state()
+            if state is not None:
+                extra[OFFSET_KEY] = state
+        if not extra:
             return records
-        if incremental.idle:
-            incremental.next_chunk()
-        state = incremental.state()
-        if state is None:
-            return records
-        return [dataclasses.replace(r, source_offset={**r.source_offset, OFFSET_KEY: state})
-                if r.source_offset.get(OFFSET_KEY) is None else r for r in records]
+        return [r if all(k in r.source_offset for k in extra) else
+                dataclasses.replace(r, source_offset={**extra, **r.source_offset}) for r in records]
 
     def _safely(self, parse: Callable[[], Signal | None], channel: str) -> None:
         try:
@@ -138,3 +155,12 @@ class SignalDispatcher:
         reader, self._reader = self._reader, None
         if reader is not None:
             reader.close()
+
+
+def _stored_signal_offset(stored: Mapping[str, Any] | None) -> int | None:
+    """The offset of the last Kafka signal acted on, from the stored source offset."""
+    value = (stored or {}).get(SIGNAL_OFFSET_KEY)
+    try:
+        return int(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None

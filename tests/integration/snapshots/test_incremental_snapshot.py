@@ -164,3 +164,40 @@ def test_kafka_signal_topic_and_blocking_snapshot(worker: Worker, stack: Any, mo
     mongo[db].items.insert_one({"_id": "after"})
     read_all(stack.kafka_bootstrap, topic, lambda fresh: any(event(r)[0] == "after" for r in fresh), 60)
     producer.close()
+
+
+def test_kafka_signal_sent_while_the_worker_was_down_runs_after_the_restart(
+        worker: Worker, stack: Any, mongo: Any) -> None:
+    """The position on the signal topic is in the connector's offsets: after a SIGKILL (no consumer-group commit)
+    the signal sent meanwhile is acted on, and the one acted on before is not acted on again."""
+    db, prefix, name = unique("krsig_"), unique("krsig"), unique("krsig-")
+    load(mongo[db].items, 300, lambda i: {"_id": i, "v": 0})
+    producer = KafkaProducer(bootstrap_servers=stack.kafka_bootstrap)
+    signal_topic = f"{prefix}-signal"
+    producer.send(signal_topic, key=b"nobody", value=b"{}").get(30)
+    create(worker, name, _config(stack, prefix, db, **{
+        "signal.enabled.channels": "kafka", "signal.kafka.bootstrap.servers": stack.kafka_bootstrap,
+        "signal.poll.interval.ms": "200"}))
+    topic = f"{prefix}.{db}.items"
+
+    def execute(signal_id: str, condition: str) -> None:
+        body = {"id": signal_id, "type": "execute-snapshot",
+                "data": {"data-collections": [f"{db}\\.items"], "type": "incremental",
+                         "additional-conditions": [{"data-collection": f"{db}.items", "filter": condition}]}}
+        producer.send(signal_topic, key=prefix.encode(), value=json.dumps(body).encode()).get(30)
+
+    worker.wait_running(name)
+    execute("before", '{"_id": {"$lt": 50}}')
+    records = read_all(stack.kafka_bootstrap, topic, _reads_at_least(50), 120)
+    assert sorted(_incremental_reads(records)) == list(range(50))
+    time.sleep(2.5)  # an offset flush (offset.flush.interval.ms=1000) with the signal's position in it
+    worker.process.kill()
+
+    execute("while-down", '{"_id": {"$gte": 200}}')
+    worker.process.start()
+    worker.wait_running(name)
+    records = read_all(stack.kafka_bootstrap, topic, _reads_at_least(150), 120)
+    reads = _incremental_reads(records)
+    assert sorted(set(reads)) == [*range(50), *range(200, 300)], "the signal sent while the worker was down ran"
+    assert sorted(reads) == sorted(set(reads)), "the signal acted on before the kill was not acted on again"
+    producer.close()
