@@ -22,7 +22,7 @@ from typing import Any
 import bson
 from bson.binary import UuidRepresentation
 from bson.codec_options import CodecOptions
-from pymongo.errors import PyMongoError
+from pymongo.errors import OperationFailure, PyMongoError
 
 from connect.api.records import SourceRecord
 from connectors.mongodb.bsonorder import range_filter, sort_key
@@ -145,7 +145,7 @@ class IncrementalSnapshot:
                 self._finish(current)
 
     def _find_maximum(self, current: _Pending, db: str, coll: str) -> bool:
-        found = list(self._client[db][coll].find(current.condition, {"_id": 1}).sort("_id", -1).limit(1))
+        found = by_id(self._client[db][coll], current.condition, -1, 1, {"_id": 1})
         if not found:
             return False
         current.has_max, current.maximum = True, found[0]["_id"]
@@ -156,7 +156,7 @@ class IncrementalSnapshot:
         parts = [part for part in (bound, current.condition) if part]
         query = parts[0] if len(parts) == 1 else {"$and": parts} if parts else {}
         limit_key = sort_key(current.maximum)
-        docs = list(self._client[db][coll].find(query).sort("_id", 1).limit(self._chunk_size))
+        docs = by_id(self._client[db][coll], query, 1, self._chunk_size)
         return [d for d in docs if sort_key(d["_id"]) <= limit_key]
 
     def _finish(self, current: _Pending) -> None:
@@ -199,3 +199,14 @@ class IncrementalSnapshot:
             with_state.pop(OFFSET_KEY, None)
         return [self._events.snapshot_record(doc, db, coll, with_state, marker="incremental")
                 for _, doc in buffered]
+
+
+def by_id(collection: Any, query: Mapping[str, Any], direction: int, limit: int,
+          projection: Mapping[str, Any] | None = None) -> list[Mapping[str, Any]]:
+    """Up to ``limit`` documents matching ``query`` in ``_id`` order, the ``_id`` index hinted (no in-memory sort
+    whatever index an ``additional-condition`` could use); asked again without the hint if the server refuses it
+    (no ``_id`` index, as a view)."""
+    try:
+        return list(collection.find(query, projection).sort("_id", direction).hint([("_id", 1)]).limit(limit))
+    except OperationFailure:
+        return list(collection.find(query, projection).sort("_id", direction).limit(limit))
