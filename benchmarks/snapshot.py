@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import random
 import shutil
 import threading
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ import pymongo
 from kafka import KafkaConsumer
 
 import stack
+from benchmarks import report
 from benchmarks.backlog_drain import _running, _wait, document, end_offset, memory_kib, tree_cpu_seconds
 from stack.worker import ConnectWorker, distributed_properties
 
@@ -121,9 +120,8 @@ def main() -> None:
     parser.add_argument("--split", default="auto", choices=("auto", "always", "never"), help="snapshot.split.mode")
     args = parser.parse_args()
     results, load = run(args.docs, [int(t) for t in args.threads.split(",")], args.split)
-    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
     base = results[0]["docs_per_s"]
-    lines = [f"## snapshot — {datetime.now(UTC):%Y-%m-%d %H:%M} UTC — {machine}", "",
+    lines = ["", report.heading("snapshot"), "",
              f"- initial snapshot of {args.docs} documents (about 1 KB each) in one collection, JSON converter with "
              f"schemas, snapshot.split.mode={args.split}, connector creation to Kafka-acknowledged records; "
              f"load average at the start {load:.1f} "
@@ -135,10 +133,7 @@ def main() -> None:
                      "(worker and its producer process); CPU seconds (µs per document): "
                      + ", ".join(f"{role} {sec:.1f} ({sec / args.docs * 1e6:.0f})" for role, sec in r["cpu"].items())
                      + f"; load average at the end {r['load']:.1f}")
-    lines.append("")
-    print("\n".join(lines))
-    with open(ROOT / "results.md", "a", encoding="utf-8") as handle:
-        handle.write("\n".join(lines) + "\n")
+    report.append(lines)
 
 
 if __name__ == "__main__":
