@@ -65,7 +65,7 @@ class ParallelSnapshot:
 
     def __init__(self, client: Any, collections: list[tuple[str, str]], events: ChangeEventConverter,
                  position: Mapping[str, Any], progress: SnapshotProgress, settings: SnapshotSettings,
-                 name: str) -> None:
+                 tag: str) -> None:
         self._client = client
         self._collections = [(db, coll) for db, coll in collections if not progress.completed(f"{db}.{coll}")]
         self.total_collections = len(collections)
@@ -73,7 +73,7 @@ class ParallelSnapshot:
         self._position = dict(position)
         self._progress = progress
         self._settings = settings
-        self._name = name
+        self._name = tag  # "<connector>|task-<n>", the prefix of every log line
         self._threads = max(1, settings.threads)
         self._work: queue.Queue[Any] = queue.Queue(maxsize=self._threads * 2)
         self._results: queue.Queue[Any] = queue.Queue(maxsize=self._threads * 2)
@@ -96,14 +96,14 @@ class ParallelSnapshot:
 
     def start(self) -> None:
         """Start the planner and the fetcher threads."""
-        log.info("[%s|task-0] Snapshot of %s collection(s) (%s already done) with %s thread(s)", self._name,
+        log.info("[%s] Snapshot of %s collection(s) (%s already done) with %s thread(s)", self._name,
                  self.total_collections, self.total_collections - len(self._collections), self._threads)
         self._spawn(self._plan, "planner")
         for index in range(self._threads):
             self._spawn(self._fetch, f"fetcher-{index}")
 
     def _spawn(self, target: Callable[[], None], role: str) -> None:
-        thread = threading.Thread(target=target, name=f"{self._name}-snapshot-{role}", daemon=True)
+        thread = threading.Thread(target=target, name=f"{self._name.replace('|', '-')}-snapshot-{role}", daemon=True)
         self._workers.append(thread)
         thread.start()
 
@@ -141,7 +141,7 @@ class ParallelSnapshot:
         ranges = self._progress.ranges(ns)
         if ranges is None:
             ranges = self._progress.plan(ns, self._split_points(db, coll, stats.estimate or 0))
-        log.info("[%s|task-0] Snapshot of %s: %s range(s), about %s documents", self._name, ns, len(ranges),
+        log.info("[%s] Snapshot of %s: %s range(s), about %s documents", self._name, ns, len(ranges),
                  stats.estimate if stats.estimate is not None else "?")
         if all(r.done for r in ranges):
             self._put(self._results, (ns, 0, [], True))
@@ -178,11 +178,11 @@ class ParallelSnapshot:
         try:
             plan = self._client[db].command(command).get("queryPlanner", {})
         except PyMongoError:
-            log.debug("[%s|task-0] No query plan for %s.%s", self._name, db, coll, exc_info=True)
+            log.debug("[%s] No query plan for %s.%s", self._name, db, coll, exc_info=True)
             return True
         if plan_scans_range(plan):
             return True
-        log.info("[%s|task-0] Snapshot of %s.%s: the server reads an _id range by scanning the whole collection "
+        log.info("[%s] Snapshot of %s.%s: the server reads an _id range by scanning the whole collection "
                  "(plan COLLSCAN), so it is read as one range (snapshot.split.mode=always splits it anyway)",
                  self._name, db, coll)
         return False
@@ -191,7 +191,7 @@ class ParallelSnapshot:
         try:
             stats.estimate = int(self._client[db][coll].estimated_document_count(maxTimeMS=60_000))
         except PyMongoError:
-            log.debug("[%s|task-0] No document count for %s.%s", self._name, db, coll, exc_info=True)
+            log.debug("[%s] No document count for %s.%s", self._name, db, coll, exc_info=True)
 
     def _fetch(self) -> None:
         """Read ranges in ``_id`` order, chunk by chunk."""
@@ -251,7 +251,7 @@ class ParallelSnapshot:
         except OperationFailure as exc:
             if read or not hinted:
                 raise
-            log.info("[%s|task-0] Snapshot of %s: reading without the _id index hint (%s)", self._name, ns, exc)
+            log.info("[%s] Snapshot of %s: reading without the _id index hint (%s)", self._name, ns, exc)
             self._unhinted.add(ns)
             cursor.close()
             yield from self._documents(ns, db, coll, query)
@@ -306,7 +306,7 @@ class ParallelSnapshot:
         self._held = held
         if finished and stats is not None:
             elapsed = max(time.monotonic() - stats.started, 1e-3)
-            log.info("[%s|task-0] Snapshot of %s completed: %s documents in %.1f s (%.0f documents/s)",
+            log.info("[%s] Snapshot of %s completed: %s documents in %.1f s (%.0f documents/s)",
                      self._name, ns, stats.emitted, elapsed, stats.emitted / elapsed)
 
     def _finish(self, out: list[SourceRecord]) -> list[SourceRecord] | None:
@@ -327,7 +327,7 @@ class ParallelSnapshot:
             total = "?" if stats.estimate is None else f"~{stats.estimate}"
             left = "" if stats.estimate is None or rate <= 0 else \
                 f", about {max(stats.estimate - stats.emitted, 0) / rate:.0f} s left"
-            log.info("[%s|task-0] Snapshot of %s: %s of %s documents, %s documents/s%s", self._name, ns,
+            log.info("[%s] Snapshot of %s: %s of %s documents, %s documents/s%s", self._name, ns,
                      stats.emitted, total, f"{rate:.0f}" if rate else "?", left)
 
     def stop(self, timeout: float = 5.0) -> None:

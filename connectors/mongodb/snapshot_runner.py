@@ -123,7 +123,7 @@ class SnapshotRunner:
         log.info("[%s] Snapshot%s of %s collection(s) starts; streaming resumes from the position taken first",
                  self._tag, rs_label(stream), len(collections))
         self._running = ParallelSnapshot(stream.client, collections, stream.events, position, progress,
-                                         self._settings(), self._name)
+                                         self._settings(), self._tag)
         self._running.start()
 
     def start_blocking(self, stream: StreamCapture, request: SnapshotRequest) -> None:
@@ -135,7 +135,7 @@ class SnapshotRunner:
                                   resumable=False)
         log.info("[%s] Blocking snapshot of %s; streaming pauses", self._tag, ", ".join(request.conditions))
         self._running = ParallelSnapshot(stream.client, collections, stream.events, position, SnapshotProgress(),
-                                         settings, self._name)
+                                         settings, self._tag)
         self._running.start()
 
     def metrics(self) -> list[Metric]:
