@@ -101,7 +101,7 @@ def run(spark: SparkSession, options: MaterializeOptions) -> Summary:
         new_schemas, rows = dict(state.schemas), {}
         for topic in topics:
             parse_schema, count = _table(spark, store, topic, latest.where(F.col("topic") == topic),
-                                         state.schemas.get(topic))
+                                         state.schemas.get(topic), options.fmt)
             new_schemas[topic], rows[topic] = parse_schema.json(), count
         latest.unpersist()
     finally:
@@ -114,10 +114,12 @@ def run(spark: SparkSession, options: MaterializeOptions) -> Summary:
 
 
 def _table(spark: SparkSession, store: OutputStore, topic: str, latest: DataFrame,
-           stored: str | None) -> tuple[StructType, int]:
+           stored: str | None, fmt: str) -> tuple[StructType, int]:
     """Stage the new table of ``topic``; returns its parse schema and row count."""
     documents = tables.live_documents(latest)
     inferred = schemas.infer(spark, documents.select("_norm"))
+    if fmt == "new-document-state":
+        inferred = schemas.without_smt_fields(inferred)
     connect = [r[0] for r in latest.select("connect_schema").where(F.col("connect_schema").isNotNull())
                .distinct().collect()]
     if connect:

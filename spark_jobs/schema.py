@@ -38,12 +38,13 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-__all__ = ["BASE64", "DECIMAL", "EPOCH_MILLIS", "infer", "mark_connect_types", "merge", "normalize", "parse",
-           "schema_from_json", "typed_columns"]
+__all__ = ["BASE64", "DECIMAL", "EPOCH_MILLIS", "SMT_PREFIX", "infer", "mark_connect_types", "merge", "normalize",
+           "parse", "schema_from_json", "typed_columns", "without_smt_fields"]
 
 DECIMAL = DecimalType(38, 10)
 EPOCH_MILLIS = "epoch_millis"
 BASE64 = "base64"
+SMT_PREFIX = "__"  # ExtractNewDocumentState's ``add.fields.prefix`` default and its ``__deleted`` field
 _NUMBER_LONG = r'\{"\$numberLong": ?"(-?[0-9]+)"\}'
 _NUMBER_INT = r'\{"\$numberInt": ?"(-?[0-9]+)"\}'
 # A '{"' can only start such a wrapper outside a JSON string: inside one every quote is escaped.
@@ -73,6 +74,12 @@ def infer(spark: SparkSession, docs: DataFrame) -> StructType:
         reader = reader.option(key, value)
     inferred = schema_from_json(reader.option("dropFieldIfAllNull", "false").json(strings).schema().json())
     return StructType([f for f in inferred.fields if f.name != "_corrupt_record"])
+
+
+def without_smt_fields(schema: StructType) -> StructType:
+    """``schema`` without the top-level fields ExtractNewDocumentState adds (``__deleted`` and the ``add.fields``,
+    all named with the ``__`` prefix): they describe the record, not the document."""
+    return StructType([f for f in schema.fields if not f.name.startswith(SMT_PREFIX)])
 
 
 def schema_from_json(text: str) -> StructType:
