@@ -11,7 +11,8 @@ per record and gives the columns of :data:`CHANGE_COLUMNS`. Formats:
   or without a Connect schema); a null value or ``__deleted: true`` is a delete; dates typed as Connect
   ``Timestamp`` become timestamps (see :func:`spark_jobs.schema.mark_connect_types`).
 
-A record that cannot be decoded keeps its coordinates and gets a ``reason``; nothing is dropped silently.
+A record that cannot be decoded keeps its coordinates, its value text and gets a ``reason``; nothing is dropped
+silently (``value_text`` is null on the rows that can be used).
 """
 
 from __future__ import annotations
@@ -58,7 +59,10 @@ def decode(records: DataFrame, fmt: str = "auto") -> DataFrame:
     key = F.from_json("key_text", KEY_SCHEMA, _OPTIONS)
     keyed = text.withColumn("key", F.coalesce(key["payload"]["id"], key["id"], F.col("key_text")))
     changes = _envelopes(keyed) if fmt == "auto" else _documents(keyed)
-    return changes.withColumn("reason", _reason()).select(*CHANGE_COLUMNS)
+    with_reason = changes.withColumn("reason", _reason())
+    # the value text is only kept for the rejects table: the change rows are cached and it is the largest column
+    return with_reason.withColumn("value_text", F.when(F.col("reason").isNotNull(), F.col("value_text"))) \
+        .select(*CHANGE_COLUMNS)
 
 
 def _envelopes(rows: DataFrame) -> DataFrame:

@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
@@ -20,6 +20,7 @@ from spark_jobs import schema as schemas
 
 __all__ = ["META_COLUMNS", "change_log", "latest_events", "materialized", "merge_tables", "rejects"]
 
+_PARTITION_STRIDE = 1 << 40
 META_COLUMNS = ("_key", "_op", "_source_ts", "_topic", "_partition", "_offset", "_raw")
 
 
@@ -49,13 +50,22 @@ def change_log(changes: DataFrame) -> DataFrame:
 def latest_events(changes: DataFrame) -> DataFrame:
     """Per (topic, key): the last event that decides the state: c/r, u with a full document, d or a tombstone.
     An update without ``after`` (``capture.mode=change_streams``, or a document deleted before the lookup)
-    does not change the state."""
+    does not change the state.
+
+    The last position of each key is found first (a hash aggregate of one long per record: the documents are
+    neither sorted nor shuffled), then the deciding rows are joined to it (Spark broadcasts the positions when
+    they are small)."""
     deciding = usable(changes).where(
         F.col("tombstone") | F.col("op").isin("c", "r", "d") | ((F.col("op") == "u") & F.col("after").isNotNull()))
-    order = F.struct("partition", "offset")
-    event = F.struct("op", "tombstone", "after", "source_ts_ms", "partition", "offset", "connect_schema")
-    latest = deciding.groupBy("topic", "key").agg(F.max_by(event, order).alias("e"))
-    return latest.select("topic", "key", "e.*")
+    positioned = deciding.withColumn("_position", _position())
+    last = positioned.groupBy("topic", "key").agg(F.max("_position").alias("_position"))
+    return positioned.join(last, on=["topic", "key", "_position"], how="left_semi").select(
+        "topic", "key", "op", "tombstone", "after", "source_ts_ms", "partition", "offset", "connect_schema")
+
+
+def _position() -> Column:
+    """Kafka order as one long: partition, then offset (offsets stay far below 2^40 = 1.1e12)."""
+    return F.col("partition").cast("long") * F.lit(_PARTITION_STRIDE) + F.col("offset")
 
 
 def live_documents(latest: DataFrame) -> DataFrame:
