@@ -72,7 +72,7 @@ def test_snapshot_then_10000_mixed_changes_in_every_format(spark: Any, worker: W
     wait_records(stack.kafka_bootstrap, with_schemas, records)
     wait_records(stack.kafka_bootstrap, schemaless, records)
 
-    # The formats our worker does not write yet, made from its records in the documented shapes.
+    # The same records reshaped as CloudEvents and flattened ones (test_spark_formats has the worker write them).
     raw = read_all(stack.kafka_bootstrap, with_schemas)
     cloudevents, flattened = unique("ce."), unique("flat.")
     produce(stack.kafka_bootstrap, cloudevents, [(key, cloud_event(value)) for key, value in raw])
