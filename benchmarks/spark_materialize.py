@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import os
-import platform
 import random
 import shutil
 import string
@@ -28,6 +27,7 @@ from bson import Timestamp
 from kafka import KafkaProducer
 
 import stack
+from benchmarks import report
 from connectors.mongodb.events import ChangeEventConverter
 from converters.json import JsonConverter
 from spark_jobs.materialize import MaterializeOptions, run
@@ -124,20 +124,16 @@ def main() -> int:
         print(f"incremental run: {incremental}", flush=True)
         rate = full.events / full.seconds
         share = incremental.seconds / full.seconds
-        when = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        section = (
-            f"\n## spark_materialize — {when} — {platform.machine()}, {os.cpu_count()} cores, "
-            f"Python {platform.python_version()}, Spark {spark.version} local[2]\n\n"
+        report.append([
+            "", f"{report.heading('spark_materialize')}, Spark {spark.version} local[2]", "",
             f"- {full.events:,} change events ({docs:,} documents of about 1 KB, JSON with schemas, "
-            f"{full.tombstones:,} tombstones) read from Kafka by a full run\n"
+            f"{full.tombstones:,} tombstones) read from Kafka by a full run",
             f"- full run: {full.seconds:.1f} s → **{rate:,.0f} events/s** (JVM start-up of {jvm:.1f} s excluded); "
-            f"table rows: {sum(full.table_rows.values()):,}\n"
+            f"table rows: {sum(full.table_rows.values()):,}",
             f"- incremental run over 1 % new events ({incremental.events:,}): {incremental.seconds:.1f} s = "
-            f"**{share:.0%}** of the full run\n"
-            f"- load average at the end (the machine is shared): {os.getloadavg()[0]:.1f}\n")
-        print(section, flush=True)
-        with (ROOT / "results.md").open("a", encoding="utf-8") as results:
-            results.write(section)
+            f"**{share:.0%}** of the full run",
+            f"- load average at the end (the machine is shared): {os.getloadavg()[0]:.1f}",
+        ])
         spark.stop()
     finally:
         stack.stop(STATE)
