@@ -52,6 +52,7 @@ def _without(docs: dict[Any, dict[str, Any]], *fields: str) -> dict[Any, dict[st
     return {k: {f: v for f, v in doc.items() if f not in fields} for k, doc in docs.items()}
 
 
+@pytest.mark.timeout(1500)  # 10,000 writes to SecantusDB, their capture and Spark: over 10 minutes on a busy machine
 def test_snapshot_then_10000_mixed_changes_in_every_format(spark: Any, worker: Worker, stack: Any, mongo: Any,
                                                            tmp_path: Path) -> None:
     db = unique("spark_e2e_")
@@ -106,6 +107,7 @@ def test_snapshot_then_10000_mixed_changes_in_every_format(spark: Any, worker: W
         {k: d["price"] for k, d in expected.items() if "price" in d}
 
 
+@pytest.mark.timeout(1500)
 def test_three_incremental_runs_and_a_killed_run_equal_one_full_run(spark: Any, worker: Worker, stack: Any,
                                                                      mongo: Any, tmp_path: Path) -> None:
     db = unique("spark_inc_")
