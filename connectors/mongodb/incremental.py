@@ -6,32 +6,29 @@ largest when the collection started, with the signal's additional condition), bu
 ``"<chunk>-close"``. When the stream delivers the open watermark the window opens; while it is open a streamed
 event of the collection whose key is buffered drops the buffered read (the streamed event is newer). When the close
 watermark arrives the remaining reads are emitted as ``r`` records with ``source.snapshot = incremental`` and the
-next chunk is read. The state rides on the records' offsets (our key ``incremental_snapshot_progress``) so a
-restart re-reads the current chunk and continues.
+next chunk is read. The state rides on the records' offsets in Debezium's keys (``incremental_snapshot_collections``,
+``..._primary_key``, ``..._maximum_key``; :mod:`connectors.mongodb.debezium_state`), each ``r`` record's own
+``_id`` as the last key sent, so a restart - ours or Debezium's - continues after the last record committed.
 """
 
 from __future__ import annotations
 
-import base64
 import logging
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import bson
-from bson.binary import UuidRepresentation
-from bson.codec_options import CodecOptions
 from pymongo.errors import OperationFailure, PyMongoError
 
 from connect.api.records import SourceRecord
+from connectors.mongodb import debezium_state
 from connectors.mongodb.bsonorder import range_filter, sort_key
 from connectors.mongodb.events import ChangeEventConverter
 
 log = logging.getLogger(__name__)
 
-OFFSET_KEY = "incremental_snapshot_progress"
-_CODEC: CodecOptions[Any] = CodecOptions(uuid_representation=UuidRepresentation.STANDARD)
+_UNSET: Any = object()
 
 
 @dataclass
@@ -55,6 +52,7 @@ class IncrementalSnapshot:
         self._name = name
         self._queue: list[_Pending] = []
         self.paused = False
+        self.correlation_id: str | None = None
         self._chunk_id: str | None = None
         self._window_open = False
         self._buffer: dict[tuple[Any, ...], Mapping[str, Any]] = {}
@@ -71,8 +69,11 @@ class IncrementalSnapshot:
         """Whether no chunk is in flight (a new one may be read)."""
         return self._chunk_id is None
 
-    def add(self, collections: list[str], conditions: Mapping[str, Mapping[str, Any]]) -> None:
-        """Queue collections (``db.collection``) with their additional conditions."""
+    def add(self, collections: list[str], conditions: Mapping[str, Mapping[str, Any]],
+            correlation_id: str | None = None) -> None:
+        """Queue collections (``db.collection``) with their additional conditions (``correlation_id``: the
+        signal's id, kept on the offsets as Debezium does)."""
+        self.correlation_id = correlation_id or self.correlation_id
         known = {p.ns for p in self._queue}
         for ns in collections:
             if ns not in known:
@@ -95,27 +96,27 @@ class IncrementalSnapshot:
 
     # --- offsets -------------------------------------------------------------------------------------------
 
-    def state(self) -> str | None:
-        """The offset form of the queue (None when idle)."""
-        if not self._queue:
-            return None
-        entries = []
-        for p in self._queue:
-            entry: dict[str, Any] = {"ns": p.ns, "condition": dict(p.condition)}
-            if p.started:
-                entry["after"] = p.after
-            if p.has_max:
-                entry["max"] = p.maximum
-            entries.append(entry)
-        return base64.b64encode(bson.encode({"v": 1, "queue": entries, "paused": self.paused},
-                                            codec_options=_CODEC)).decode("ascii")
+    def state(self, current_after: Any = _UNSET) -> dict[str, Any]:
+        """The offset keys of the queue ({} when idle): Debezium's, and ours where Debezium has none (see
+        :mod:`connectors.mongodb.debezium_state`); ``current_after`` is the last key sent of the first collection
+        when it differs from where its next chunk starts (within a chunk being emitted)."""
+        queue = []
+        for index, p in enumerate(self._queue):
+            started, after = p.started, p.after
+            if index == 0 and current_after is not _UNSET:
+                started, after = True, current_after
+            queue.append(debezium_state.Progress(p.ns, dict(p.condition), started, after, p.has_max, p.maximum))
+        return debezium_state.encode(debezium_state.SnapshotState(tuple(queue), self.paused, self.correlation_id))
 
-    def restore(self, text: str) -> None:
-        """Continue the snapshot recorded by :meth:`state`; the chunk in flight is read again."""
-        doc = bson.decode(base64.b64decode(text), codec_options=_CODEC)
-        self._queue = [_Pending(e["ns"], e.get("condition") or {}, "after" in e, e.get("after"), "max" in e,
-                                e.get("max")) for e in doc.get("queue", [])]
-        self.paused = bool(doc.get("paused"))
+    def restore(self, stored: Mapping[str, Any] | None) -> None:
+        """Continue the snapshot recorded on a stored source offset (ours or Debezium's); the rest of the chunk in
+        flight is read again."""
+        state = debezium_state.decode(stored)
+        if state is None or not state.queue:
+            return
+        self._queue = [_Pending(p.ns, dict(p.condition), p.started, p.after, p.has_max, p.maximum)
+                       for p in state.queue]
+        self.paused, self.correlation_id = state.paused, state.correlation_id
         log.info("[%s|task-0] Resuming the incremental snapshot of %s", self._name, [p.ns for p in self._queue])
 
     # --- the watermark algorithm --------------------------------------------------------------------------
@@ -162,6 +163,8 @@ class IncrementalSnapshot:
     def _finish(self, current: _Pending) -> None:
         if current in self._queue:
             self._queue.remove(current)
+        if not self._queue:
+            self.correlation_id = None
         log.info("[%s|task-0] Incremental snapshot of %s completed", self._name, current.ns)
 
     def on_event(self, event: Mapping[str, Any], offset: Callable[[], Mapping[str, Any]]) -> list[SourceRecord]:
@@ -191,15 +194,14 @@ class IncrementalSnapshot:
         if current is None or current not in self._queue:
             return []
         db, _, coll = current.ns.partition(".")
+        stream_state = set(debezium_state.KEYS)
+        base = {k: v for k, v in offset.items() if k not in stream_state}
+        records = [self._events.snapshot_record(doc, db, coll, {**base, **self.state(doc["_id"])},
+                                                marker="incremental") for _, doc in buffered]
         current.started, current.after = True, last
         if sort_key(current.after) >= sort_key(current.maximum):
             self._finish(current)
-        with_state = {**offset, OFFSET_KEY: self.state()} if self._queue else dict(offset)
-        if not self._queue:
-            with_state.pop(OFFSET_KEY, None)
-        return [self._events.snapshot_record(doc, db, coll, with_state, marker="incremental")
-                for _, doc in buffered]
-
+        return records
 
 def by_id(collection: Any, query: Mapping[str, Any], direction: int, limit: int,
           projection: Mapping[str, Any] | None = None) -> list[Mapping[str, Any]]:

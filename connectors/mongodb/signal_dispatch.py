@@ -23,7 +23,7 @@ from connect.api.records import SourceRecord
 from connect.api.topics import TopicReader, TopicReaders
 from connectors.mongodb import signals
 from connectors.mongodb.events import ChangeEventConverter
-from connectors.mongodb.incremental import OFFSET_KEY, IncrementalSnapshot
+from connectors.mongodb.incremental import IncrementalSnapshot
 from connectors.mongodb.signals import Signal, SignalError, SnapshotRequest
 
 log = logging.getLogger(__name__)
@@ -58,8 +58,7 @@ class SignalDispatcher:
         if settings.data_collection:
             self.incremental = IncrementalSnapshot(client, settings.data_collection, events, settings.chunk_size,
                                                    name)
-            if stored and stored.get(OFFSET_KEY):
-                self.incremental.restore(str(stored[OFFSET_KEY]))
+            self.incremental.restore(stored)
         self._reader: TopicReader | None = None
         self._signal_offset: int | None = _stored_signal_offset(stored)
         if settings.kafka_topic and readers is not None:
@@ -96,9 +95,7 @@ class SignalDispatcher:
         if incremental is not None and incremental.running:
             if incremental.idle:
                 incremental.next_chunk()
-            state = incremental.state()
-            if state is not None:
-                extra[OFFSET_KEY] = state
+            extra.update(incremental.state())
         if not extra:
             return records
         return [r if all(k in r.source_offset for k in extra) else
@@ -138,7 +135,8 @@ class SignalDispatcher:
         if request.kind == "blocking":
             self.blocking = dataclasses.replace(request, conditions={ns: request.condition(ns) for ns in collections})
             return
-        self._require_incremental().add(collections, {ns: request.condition(ns) for ns in collections})
+        self._require_incremental().add(collections, {ns: request.condition(ns) for ns in collections},
+                                        request.correlation_id)
 
     def _require_incremental(self) -> IncrementalSnapshot:
         if self.incremental is None:

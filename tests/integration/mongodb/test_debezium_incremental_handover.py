@@ -1,0 +1,153 @@
+"""An in-flight incremental snapshot handed over with the real Debezium 3.6.1 MongoDB connector on Apache Kafka
+Connect 4.3.1, both ways, on the same offsets topic: Debezium snapshots part of a collection of integer ``_id``s
+and is stopped; ours continues after Debezium's last key (no completed chunk read again) and streams on. Then ours
+snapshots part of a collection of ObjectId ``_id``s and is stopped; Debezium continues after ours."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bson import ObjectId
+
+import stack as stack_mod
+from compat.debezium import harness
+from stack.worker import distributed_properties
+from tests.integration.mongodb.conftest import client
+from tests.integration.mongodb.test_debezium_handover import _request, _wait_running
+from tests.integration.snapshots.helpers import end_offset, event, read_all
+
+pytestmark = pytest.mark.integration
+
+DOCS = 1500
+CHUNK = 50
+PAUSE_AFTER = 400  # incremental reads before the snapshot is paused and the connector stopped
+
+
+def _signal(mongo: Any, db: str, kind: str, data: dict[str, Any] | None = None) -> None:
+    mongo[db].signals.insert_one({"_id": str(ObjectId()), "type": kind, "data": json.dumps(data or {})})
+
+
+def _reads(records: list[Any]) -> list[Any]:
+    """``_id``s of the incremental snapshot reads, in order."""
+    return [doc_id for doc_id, body in map(event, records)
+            if body is not None and body["op"] == "r" and body["source"]["snapshot"] == "incremental"]
+
+
+def _wait_until(check: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _read_until_complete(bootstrap: str, topic: str, expected: set[Any]) -> list[Any]:
+    """Every record of ``topic`` once every ``_id`` of ``expected`` has been read by the incremental snapshot."""
+    seen: set[Any] = set()
+
+    def complete(fresh: list[Any]) -> bool:
+        seen.update(_reads(fresh))
+        return expected <= seen
+    return read_all(bootstrap, topic, complete, 300)
+
+
+def _read_until(bootstrap: str, topic: str, done: Callable[[list[tuple[str, Any]]], bool]) -> list[tuple[str, Any]]:
+    """(op, _id) of every record of ``topic``, once ``done`` holds for them."""
+    ops: list[tuple[str, Any]] = []
+
+    def check(fresh: list[Any]) -> bool:
+        ops.extend((body["op"], doc_id) for doc_id, body in map(event, fresh) if body is not None)
+        return done(ops)
+    read_all(bootstrap, topic, check, 120)
+    return ops
+
+
+def _pause_mid_way(mongo: Any, db: str, bootstrap: str, topic: str) -> int:
+    """Pause the running snapshot once PAUSE_AFTER documents are read; how many were read when it settled."""
+    _wait_until(lambda: end_offset(bootstrap, topic) >= PAUSE_AFTER, 300, f"{PAUSE_AFTER} reads on {topic}")
+    _signal(mongo, db, "pause-snapshot")
+    settled, last = 0, -1
+    while settled < 4:  # the chunk in flight is emitted; then nothing for a while
+        time.sleep(1)
+        now = end_offset(bootstrap, topic)
+        settled, last = (settled + 1, now) if now == last else (0, now)
+    return last
+
+
+def test_incremental_snapshot_continues_across_debezium_and_ours(worker_factory: Any, stack: Any,
+                                                                  secantus_factory: Any, tmp_path: Path) -> None:
+    server = secantus_factory()
+    mongo = client(server.uri)
+    db, prefix, name, group = "inc", "ih", "inc-handover", "dbz-inc"
+    ints, oids = f"{prefix}.{db}.ints", f"{prefix}.{db}.oids"
+    config = {"connector.class": harness.CONNECTOR_CLASS, "mongodb.connection.string": server.uri,
+              "topic.prefix": prefix, "collection.include.list": f"{db}.ints,{db}.oids,{db}.signals",
+              "snapshot.mode": "no_data", "tasks.max": "1", "signal.data.collection": f"{db}.signals",
+              "incremental.snapshot.chunk.size": str(CHUNK)}
+    mongo[db]["ints"].insert_many([{"_id": i, "v": i} for i in range(DOCS)])
+    oid_ids = [ObjectId(f"65a0f0c1e4b0a1b2{i:08x}") for i in range(DOCS)]
+    mongo[db]["oids"].insert_many([{"_id": oid, "v": i} for i, oid in enumerate(oid_ids)])
+    mongo[db].create_collection("signals")
+
+    def debezium() -> harness.DebeziumConnect:
+        port = stack_mod.free_port()
+        connect = harness.DebeziumConnect(tmp_path / f"debezium-{port}", port,
+                                          distributed_properties(stack.kafka_bootstrap, port, group_id=group))
+        connect.start()
+        assert _request(connect.address, "POST", "/connectors", {"name": name, "config": config}) in (201, 409)
+        _wait_running(connect.address, name)
+        return connect
+
+    # 1. Debezium snapshots part of `ints` (with an additional condition), paused and stopped mid-way
+    java = debezium()
+    try:
+        time.sleep(5)  # the change stream is open
+        _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}.ints"], "type": "incremental",
+                                                "additional-conditions": [{"data-collection": f"{db}.ints",
+                                                                           "filter": '{"v": {"$gte": 10}}'}]})
+        by_debezium = _pause_mid_way(mongo, db, stack.kafka_bootstrap, ints)
+        time.sleep(3)  # an offset flush after the last record
+    finally:
+        java.stop()
+    assert PAUSE_AFTER <= by_debezium < DOCS - 10 - CHUNK, "Debezium was not stopped in the middle of the snapshot"
+    mongo[db]["ints"].insert_many([{"_id": DOCS + i, "v": 0} for i in range(5)])  # after the maximum: streamed
+
+    # 2. ours, on Debezium's offsets: the rest of `ints`, no completed chunk again, then streaming
+    ours = worker_factory(extra={"offset.storage.topic": f"{group}-offsets"})
+    assert ours.http.post("/connectors", json={"name": name, "config": config}).status_code == 201
+    ours.wait_running(name)
+    expected = set(range(10, DOCS))
+    records = _read_until_complete(stack.kafka_bootstrap, ints, expected)
+    reads = _reads(records)
+    assert set(reads) == expected, "a document was never read or one outside the condition was"
+    repeated = [k for k, n in Counter(reads).items() if n > 1]
+    assert len(repeated) <= CHUNK, f"{len(repeated)} documents read twice: more than one chunk"
+    assert len(reads) <= DOCS - 10 + CHUNK
+    mongo[db]["ints"].insert_one({"_id": DOCS + 100, "v": 1})
+    streamed = _read_until(stack.kafka_bootstrap, ints, lambda ops: ("c", DOCS + 100) in ops)
+    assert [("c", DOCS + i) for i in range(5)] == [op for op in streamed if op[0] == "c"][:5]
+
+    # 3. ours snapshots part of `oids`, paused and stopped; Debezium continues after our last key
+    _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}.oids"], "type": "incremental"})
+    by_ours = _pause_mid_way(mongo, db, stack.kafka_bootstrap, oids)
+    time.sleep(3)
+    ours.process.stop(timeout=30)
+    assert PAUSE_AFTER <= by_ours < DOCS - CHUNK, "ours was not stopped in the middle of the snapshot"
+    java = debezium()
+    try:
+        records = _read_until_complete(stack.kafka_bootstrap, oids, set(oid_ids))
+    finally:
+        java.stop()
+    reads = _reads(records)
+    assert set(reads) == set(oid_ids)
+    repeated = [k for k, n in Counter(reads).items() if n > 1]
+    assert len(repeated) <= CHUNK, f"{len(repeated)} documents read twice: more than one chunk"
+    assert len(reads) <= DOCS + CHUNK
+    mongo.close()
