@@ -172,12 +172,18 @@ class StreamCapture:
         position = self.position() if self.heartbeat.due() else None
         if position is not None:
             records.append(self.heartbeat.record(position))
+            if self.signals is not None:
+                self.signals.stamp(records, len(records) - 1)
         return records
 
     def _emit(self, event: dict[str, Any], records: list[SourceRecord]) -> None:
+        start = len(records)
         self._record(event, records)
         if self.signals is not None:
+            self.signals.stamp(records, start)  # the state before this event's signal or watermark acts
+            start = len(records)
             records.extend(self.signals.on_event(event, functools.partial(self.events.offset, event)))
+            self.signals.stamp(records, start)
 
     def _record(self, event: dict[str, Any], records: list[SourceRecord]) -> None:
         previous = self.position() if self.transactions is not None else None

@@ -21,7 +21,7 @@ from typing import Any
 
 from connect.api.records import SourceRecord
 from connect.api.topics import TopicReader, TopicReaders
-from connectors.mongodb import signals
+from connectors.mongodb import debezium_state, signals
 from connectors.mongodb.events import ChangeEventConverter
 from connectors.mongodb.incremental import IncrementalSnapshot
 from connectors.mongodb.signals import Signal, SignalError, SnapshotRequest
@@ -81,25 +81,37 @@ class SignalDispatcher:
         return self.incremental.on_event(event, offset)
 
     def after_batch(self, records: list[SourceRecord]) -> list[SourceRecord]:
-        """Read Kafka signals, read the next incremental chunk, put the incremental state on the offsets."""
+        """Read Kafka signals and the next incremental chunk (the records were stamped as they were made)."""
         if self._reader is not None and time.monotonic() >= self._next_kafka_poll:
             self._next_kafka_poll = time.monotonic() + self._settings.poll_interval_ms / 1000
             for record in self._reader.poll(0):
                 self._safely(functools.partial(signals.from_kafka, record.key, record.value,
                                                self._settings.topic_prefix), "Kafka signal topic")
                 self._signal_offset = record.offset
+        incremental = self.incremental
+        if incremental is not None and incremental.running and incremental.idle:
+            incremental.next_chunk()
+        return records
+
+    def stamp(self, records: list[SourceRecord], start: int = 0) -> None:
+        """Put the signal position and the incremental snapshot's state as they are NOW on ``records[start:]``, in
+        place. Called as records are made, so a committed offset never claims more than the records before it
+        delivered (a record stamped with the end of a chunk whose ``r`` records come later could lose them); an
+        incremental ``r`` record keeps the snapshot state of its own."""
         extra: dict[str, Any] = {}
         if self._signal_offset is not None:
             extra[SIGNAL_OFFSET_KEY] = self._signal_offset
         incremental = self.incremental
         if incremental is not None and incremental.running:
-            if incremental.idle:
-                incremental.next_chunk()
             extra.update(incremental.state())
         if not extra:
-            return records
-        return [r if all(k in r.source_offset for k in extra) else
-                dataclasses.replace(r, source_offset={**extra, **r.source_offset}) for r in records]
+            return
+        signal_only = {k: v for k, v in extra.items() if k == SIGNAL_OFFSET_KEY}
+        for index in range(start, len(records)):
+            offset = records[index].source_offset
+            add = signal_only if any(k in offset for k in debezium_state.KEYS) else extra
+            if add and not all(k in offset for k in add):
+                records[index] = dataclasses.replace(records[index], source_offset={**add, **offset})
 
     def _safely(self, parse: Callable[[], Signal | None], channel: str) -> None:
         try:

@@ -1,0 +1,58 @@
+"""The signal position and the incremental snapshot's state go on each record as it is made: a record made before a
+chunk's close watermark must not claim the chunk done, or a crash after committing it would lose the chunk's reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from connect.api.records import SourceRecord
+from connectors.mongodb.debezium_state import PRIMARY_KEY
+from connectors.mongodb.signal_dispatch import SIGNAL_OFFSET_KEY, SignalDispatcher, SignalSettings
+
+
+class _Incremental:
+    running, idle = True, False
+
+    def __init__(self) -> None:
+        self.position = "before-chunk"
+
+    def state(self) -> dict[str, Any]:
+        return {PRIMARY_KEY: self.position}
+
+
+def _record(offset: dict[str, Any]) -> SourceRecord:
+    return SourceRecord({"server_id": "p"}, offset, "p.db.c", None, None, None, None, None)
+
+
+def _dispatcher() -> tuple[SignalDispatcher, _Incremental]:
+    settings = SignalSettings("p", None, None, {}, 1000, 1024)
+    dispatcher = SignalDispatcher(None, settings, None, "c|task-0", list, None, None)  # type: ignore[arg-type]
+    incremental = _Incremental()
+    dispatcher.incremental = incremental  # type: ignore[assignment]
+    return dispatcher, incremental
+
+
+def test_records_carry_the_state_of_when_they_were_made() -> None:
+    dispatcher, incremental = _dispatcher()
+    dispatcher._signal_offset = 7
+    records = [_record({"sec": 1})]
+    dispatcher.stamp(records)  # a streamed change before the close watermark
+    records.append(_record({"sec": 2, PRIMARY_KEY: "read-3"}))  # an r record with its own position
+    dispatcher.stamp(records, 1)
+    incremental.position = "chunk-done"
+    records.append(_record({"sec": 3}))
+    dispatcher.stamp(records, 2)
+    assert [dict(r.source_offset) for r in records] == [
+        {"sec": 1, PRIMARY_KEY: "before-chunk", SIGNAL_OFFSET_KEY: 7},
+        {"sec": 2, PRIMARY_KEY: "read-3", SIGNAL_OFFSET_KEY: 7},
+        {"sec": 3, PRIMARY_KEY: "chunk-done", SIGNAL_OFFSET_KEY: 7},
+    ]
+    assert dispatcher.after_batch(records) == records  # no later state is put on the batch as a whole
+
+
+def test_nothing_to_stamp_leaves_records_alone() -> None:
+    dispatcher, _ = _dispatcher()
+    dispatcher.incremental = None
+    records = [_record({"sec": 1})]
+    dispatcher.stamp(records)
+    assert dict(records[0].source_offset) == {"sec": 1}
