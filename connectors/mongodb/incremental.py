@@ -44,12 +44,12 @@ class _Pending:
 class IncrementalSnapshot:
     """The running incremental snapshot of one task (driven by the polling thread)."""
 
-    def __init__(self, client: Any, signal_ns: str, events: ChangeEventConverter, chunk_size: int, name: str) -> None:
+    def __init__(self, client: Any, signal_ns: str, events: ChangeEventConverter, chunk_size: int, tag: str) -> None:
         self._client = client
         self._signal_db, _, self._signal_coll = signal_ns.partition(".")
         self._events = events
         self._chunk_size = max(1, chunk_size)
-        self._name = name
+        self._name = tag  # "<connector>|task-<n>", the prefix of every log line
         self._queue: list[_Pending] = []
         self.paused = False
         self.correlation_id: str | None = None
@@ -78,7 +78,7 @@ class IncrementalSnapshot:
         for ns in collections:
             if ns not in known:
                 self._queue.append(_Pending(ns, dict(conditions.get(ns) or {})))
-        log.info("[%s|task-0] Incremental snapshot of %s queued (%s collection(s) pending)", self._name,
+        log.info("[%s] Incremental snapshot of %s queued (%s collection(s) pending)", self._name,
                  ", ".join(collections), len(self._queue))
 
     def stop(self, collections: list[str] | None) -> None:
@@ -89,7 +89,7 @@ class IncrementalSnapshot:
             self._queue = [p for p in self._queue if p.ns not in collections]
         if not self._queue or (self._chunk_id and self._read_ahead not in self._queue):
             self._reset_window()
-        log.info("[%s|task-0] Incremental snapshot stopped for %s", self._name, collections or "every collection")
+        log.info("[%s] Incremental snapshot stopped for %s", self._name, collections or "every collection")
 
     def _reset_window(self) -> None:
         self._chunk_id, self._window_open, self._buffer, self._read_ahead = None, False, {}, None
@@ -117,7 +117,7 @@ class IncrementalSnapshot:
         self._queue = [_Pending(p.ns, dict(p.condition), p.started, p.after, p.has_max, p.maximum)
                        for p in state.queue]
         self.paused, self.correlation_id = state.paused, state.correlation_id
-        log.info("[%s|task-0] Resuming the incremental snapshot of %s", self._name, [p.ns for p in self._queue])
+        log.info("[%s] Resuming the incremental snapshot of %s", self._name, [p.ns for p in self._queue])
 
     # --- the watermark algorithm --------------------------------------------------------------------------
 
@@ -141,7 +141,7 @@ class IncrementalSnapshot:
                 self._buffer = {sort_key(d["_id"]): d for d in docs}
                 signals.insert_one({"_id": f"{chunk_id}-close", "type": "snapshot-window-close", "payload": ""})
             except PyMongoError as exc:
-                log.warning("[%s|task-0] Incremental snapshot of %s skipped: %s", self._name, current.ns, exc)
+                log.warning("[%s] Incremental snapshot of %s skipped: %s", self._name, current.ns, exc)
                 self._reset_window()
                 self._finish(current)
 
@@ -165,7 +165,7 @@ class IncrementalSnapshot:
             self._queue.remove(current)
         if not self._queue:
             self.correlation_id = None
-        log.info("[%s|task-0] Incremental snapshot of %s completed", self._name, current.ns)
+        log.info("[%s] Incremental snapshot of %s completed", self._name, current.ns)
 
     def on_event(self, event: Mapping[str, Any], offset: Callable[[], Mapping[str, Any]]) -> list[SourceRecord]:
         """Watch the stream: watermarks open/close the window; a streamed key drops its buffered read.

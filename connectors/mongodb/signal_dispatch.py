@@ -47,24 +47,24 @@ class SignalSettings:
 class SignalDispatcher:
     """Receives signals and runs the incremental snapshot (on the task's polling thread)."""
 
-    def __init__(self, client: Any, settings: SignalSettings, events: ChangeEventConverter, name: str,
+    def __init__(self, client: Any, settings: SignalSettings, events: ChangeEventConverter, tag: str,
                  collections: Callable[[], list[str]], readers: TopicReaders | None,
                  stored: Mapping[str, Any] | None) -> None:
         self._settings = settings
-        self._name = name
+        self._name = tag  # "<connector>|task-<n>", the prefix of every log line
         self._collections = collections
         self.blocking: SnapshotRequest | None = None
         self.incremental: IncrementalSnapshot | None = None
         if settings.data_collection:
             self.incremental = IncrementalSnapshot(client, settings.data_collection, events, settings.chunk_size,
-                                                   name)
+                                                   tag)
             self.incremental.restore(stored)
         self._reader: TopicReader | None = None
         self._signal_offset: int | None = _stored_signal_offset(stored)
         if settings.kafka_topic and readers is not None:
             start = None if self._signal_offset is None else self._signal_offset + 1
             self._reader = readers.open(settings.kafka_topic, settings.kafka_settings, 0, start)
-            log.info("[%s|task-0] Reading signals from Kafka topic %s %s", name, settings.kafka_topic,
+            log.info("[%s] Reading signals from Kafka topic %s %s", tag, settings.kafka_topic,
                      "from the consumer group's position" if start is None else f"from offset {start}")
         self._next_kafka_poll = 0.0
 
@@ -119,13 +119,13 @@ class SignalDispatcher:
             if signal is not None:
                 self.handle(signal)
         except SignalError as exc:
-            log.warning("[%s|task-0] Signal from the %s ignored: %s", self._name, channel, exc)
+            log.warning("[%s] Signal from the %s ignored: %s", self._name, channel, exc)
 
     def handle(self, signal: Signal) -> None:
         """Act on one signal (SignalError when it cannot be acted on)."""
-        log.info("[%s|task-0] Signal %s (%s) received", self._name, signal.id, signal.type)
+        log.info("[%s] Signal %s (%s) received", self._name, signal.id, signal.type)
         if signal.type == signals.LOG:
-            log.info("[%s|task-0] Signal %s: %s", self._name, signal.id, signal.data.get("message", ""))
+            log.info("[%s] Signal %s: %s", self._name, signal.id, signal.data.get("message", ""))
         elif signal.type == signals.EXECUTE_SNAPSHOT:
             self._execute(signals.snapshot_request(signal))
         elif signal.type == signals.STOP_SNAPSHOT:
@@ -133,10 +133,10 @@ class SignalDispatcher:
             self._require_incremental().stop(request.matching(self._collections()) if request.patterns else None)
         elif signal.type == signals.PAUSE_SNAPSHOT:
             self._require_incremental().paused = True
-            log.info("[%s|task-0] Incremental snapshot paused", self._name)
+            log.info("[%s] Incremental snapshot paused", self._name)
         elif signal.type == signals.RESUME_SNAPSHOT:
             self._require_incremental().paused = False
-            log.info("[%s|task-0] Incremental snapshot resumed", self._name)
+            log.info("[%s] Incremental snapshot resumed", self._name)
         else:
             raise SignalError(f"unknown signal type {signal.type!r} (one of {', '.join(signals.KNOWN)})")
 

@@ -118,7 +118,7 @@ class MongoDbConnectorTask(SourceTask):
         def collections() -> list[str]:
             return [f"{db}.{coll}" for db, coll in snapshot.captured_collections(stream.client, stream.captured)]
         stream.signal_collection = config.signal_data_collection
-        stream.signals = SignalDispatcher(stream.client, settings, stream.events, self.name, collections,
+        stream.signals = SignalDispatcher(stream.client, settings, stream.events, self.tag, collections,
                                           getattr(self.context, "topic_readers", None), self._stored[id(stream)])
         return stream.signals
 
