@@ -13,51 +13,28 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import pymongo
 
-import stack
 from compat.debezium import harness
-from stack.worker import distributed_properties
 
 GOLDEN = Path(__file__).resolve().parents[2] / "tests" / "integration" / "mongodb" / "golden" / "debezium.jsonl"
 PREFIX = "golden"
 MINIMUM_RECORDS = 20
 
 
-def _post(base: str, body: dict[str, object]) -> None:
-    request = urllib.request.Request(f"{base}/connectors", data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=60) as reply:
-        if reply.status != 201:
-            raise RuntimeError(f"POST /connectors answered {reply.status}")
-
-
 def record(out: Path) -> int:
     """Run Debezium over the operations and write the normalised records to ``out``; returns their number."""
-    with tempfile.TemporaryDirectory(prefix="debezium-golden-") as tmp:
-        state = Path(tmp)
-        kafka_port, mongo_port, rest_port = stack.free_ports(3)
-        endpoints = stack.start(state / "stack", kafka_port=kafka_port, mongo_port=mongo_port)
-        connect = harness.DebeziumConnect(state / "connect", rest_port,
-                                          distributed_properties(endpoints.kafka_bootstrap, rest_port,
-                                                                 group_id="debezium-golden"))
-        try:
-            connect.start()
-            client: pymongo.MongoClient[dict[str, object]] = pymongo.MongoClient(endpoints.mongo_uri)
-            start = client.admin.command("ping")["operationTime"]
-            harness.run_operations(client)
-            client.close()
-            config = harness.connector_config(endpoints.mongo_uri, PREFIX, harness.op_time(start))
-            _post(connect.address, {"name": "golden", "config": config})
-            records = harness.read_records(endpoints.kafka_bootstrap, PREFIX, MINIMUM_RECORDS)
-        finally:
-            connect.stop()
-            stack.stop(state / "stack")
+    with harness.running("golden") as (endpoints, connect):
+        client: pymongo.MongoClient[dict[str, object]] = pymongo.MongoClient(endpoints.mongo_uri)
+        start = client.admin.command("ping")["operationTime"]
+        harness.run_operations(client)
+        client.close()
+        config = harness.connector_config(endpoints.mongo_uri, PREFIX, harness.op_time(start))
+        harness.post_connector(connect.address, {"name": "golden", "config": config})
+        records = harness.read_records(endpoints.kafka_bootstrap, PREFIX, MINIMUM_RECORDS)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(r, sort_keys=False, ensure_ascii=False) + "\n" for r in records))
     return len(records)

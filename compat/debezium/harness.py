@@ -8,19 +8,24 @@ the Connect runtime already provides (Kafka clients, Connect API, SLF4J) are lef
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import re
+import tempfile
+import urllib.request
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 
+import stack
 from compat.rest_side_by_side import JavaConnect
 from stack import maven
 from stack.procs import CACHE_DIR, StackError
+from stack.worker import distributed_properties
 
 POM = Path(__file__).resolve().parent / "pom.xml"
 CONNECTOR_CLASS = "io.debezium.connector.mongodb.MongoDbConnector"
@@ -58,6 +63,33 @@ class DebeziumConnect(JavaConnect):
 
     def __init__(self, state_dir: Path, port: int, properties: Mapping[str, str]) -> None:
         super().__init__(state_dir, port, {**properties, "plugin.path": str(plugin_path())})
+
+
+@contextlib.contextmanager
+def running(name: str) -> Iterator[tuple[Any, DebeziumConnect]]:
+    """A Kafka broker, a SecantusDB and Debezium on Kafka Connect, on free ports in a temporary directory, all
+    stopped on leaving; yields the stack's endpoints and the Connect worker."""
+    with tempfile.TemporaryDirectory(prefix=f"debezium-{name}-") as tmp:
+        state = Path(tmp)
+        kafka_port, mongo_port, rest_port = stack.free_ports(3)
+        endpoints = stack.start(state / "stack", kafka_port=kafka_port, mongo_port=mongo_port)
+        properties = distributed_properties(endpoints.kafka_bootstrap, rest_port, group_id=f"debezium-{name}")
+        connect = DebeziumConnect(state / "connect", rest_port, properties)
+        try:
+            connect.start()
+            yield endpoints, connect
+        finally:
+            connect.stop()
+            stack.stop(state / "stack")
+
+
+def post_connector(base: str, body: dict[str, object]) -> None:
+    """POST /connectors to the Connect worker at ``base``; anything but 201 raises."""
+    request = urllib.request.Request(f"{base}/connectors", data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as reply:
+        if reply.status != 201:
+            raise RuntimeError(f"POST /connectors answered {reply.status}")
 
 
 # -- the scripted operations --------------------------------------------------------------------------------------

@@ -14,17 +14,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import pymongo
 
-import stack
 from compat.debezium import harness
-from compat.debezium.golden import _post
-from stack.worker import distributed_properties
 
 GOLDEN = Path(__file__).resolve().parents[2] / "tests" / "integration" / "mongodb" / "golden" / "naming.json"
 DB = "name_db"
@@ -114,26 +110,15 @@ topics: ``read_all`` waits for this many."""
 
 def record(out: Path) -> int:
     """Run every naming connector on Debezium and write the summary to ``out``; returns its length."""
-    with tempfile.TemporaryDirectory(prefix="debezium-naming-") as tmp:
-        state = Path(tmp)
-        kafka_port, mongo_port, rest_port = stack.free_ports(3)
-        endpoints = stack.start(state / "stack", kafka_port=kafka_port, mongo_port=mongo_port)
-        connect = harness.DebeziumConnect(state / "connect", rest_port,
-                                          distributed_properties(endpoints.kafka_bootstrap, rest_port,
-                                                                 group_id="debezium-naming"))
-        try:
-            connect.start()
-            client: pymongo.MongoClient[dict[str, object]] = pymongo.MongoClient(endpoints.mongo_uri)
-            start = client.admin.command("ping")["operationTime"]
-            run_operations(client)
-            client.close()
-            for prefix, extra in CONNECTORS.items():
-                config = {**base_config(endpoints.mongo_uri, prefix, harness.op_time(start)), **extra}
-                _post(connect.address, {"name": prefix, "config": config})
-            records = read_all(endpoints.kafka_bootstrap, EXPECTED_TOPICS)
-        finally:
-            connect.stop()
-            stack.stop(state / "stack")
+    with harness.running("naming") as (endpoints, connect):
+        client: pymongo.MongoClient[dict[str, object]] = pymongo.MongoClient(endpoints.mongo_uri)
+        start = client.admin.command("ping")["operationTime"]
+        run_operations(client)
+        client.close()
+        for prefix, extra in CONNECTORS.items():
+            config = {**base_config(endpoints.mongo_uri, prefix, harness.op_time(start)), **extra}
+            harness.post_connector(connect.address, {"name": prefix, "config": config})
+        records = read_all(endpoints.kafka_bootstrap, EXPECTED_TOPICS)
     summary = summarise(records)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
