@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import httpx
@@ -72,6 +72,37 @@ def read_topic(bootstrap: str, topic: str, count: int, timeout: float = 60) -> l
                 records.extend(batch)
         assert len(records) >= count, f"{topic}: {len(records)} records, expected {count}"
         return records
+    finally:
+        consumer.close()
+
+
+def end_offsets(bootstrap: str, topics: Iterable[str]) -> dict[str, int]:
+    """How many records each topic holds (the sum of its partitions' end offsets; 0 before it exists)."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
+    try:
+        totals = {}
+        for topic in topics:
+            tps = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()]
+            totals[topic] = sum(consumer.end_offsets(tps).values()) if tps else 0
+        return totals
+    finally:
+        consumer.close()
+
+
+def read_to_end(bootstrap: str, topic: str, timeout: float = 120) -> list[tuple[bytes | None, bytes | None]]:
+    """``(key, value)`` of every record ``topic`` holds now, in partition then offset order."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
+    try:
+        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
+        consumer.assign(tps)
+        consumer.seek_to_beginning(*tps)
+        ends = consumer.end_offsets(tps)
+        out: list[tuple[bytes | None, bytes | None]] = []
+        deadline = time.monotonic() + timeout
+        while any(consumer.position(tp) < ends[tp] for tp in tps) and time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=500).values():
+                out.extend((r.key, r.value) for r in batch)
+        return out
     finally:
         consumer.close()
 

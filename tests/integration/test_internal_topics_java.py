@@ -13,12 +13,11 @@ from typing import Any
 
 import httpx
 import pytest
-from kafka import KafkaConsumer, TopicPartition
 
 from compat.rest_side_by_side import JavaConnect
 from stack import free_port
 from stack.worker import ConnectWorker, distributed_properties
-from tests.integration.support import unique
+from tests.integration.support import read_to_end, unique
 
 pytestmark = pytest.mark.integration
 
@@ -70,24 +69,6 @@ def _operate(base: str, name: str, config: dict[str, str], size: int) -> None:
     _wait(base, "/connectors", lambda names: name not in names)
 
 
-def _records(bootstrap: str, topic: str) -> list[tuple[bytes | None, bytes | None]]:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
-    try:
-        partitions = sorted(consumer.partitions_for_topic(topic) or [])
-        tps = [TopicPartition(topic, p) for p in partitions]
-        consumer.assign(tps)
-        consumer.seek_to_beginning(*tps)
-        ends = consumer.end_offsets(tps)
-        out: list[tuple[bytes | None, bytes | None]] = []
-        deadline = time.monotonic() + 30
-        while any(consumer.position(tp) < ends[tp] for tp in tps) and time.monotonic() < deadline:
-            for batch in consumer.poll(timeout_ms=500).values():
-                out.extend((r.key, r.value) for r in batch)
-        return out
-    finally:
-        consumer.close()
-
-
 _VOLATILE = re.compile(rb'"(worker_id|generation|trace|discoverTimestamp|version|key|creation-timestamp)":'
                        rb'("[^"]*"|\d+|null)')
 
@@ -103,7 +84,7 @@ def _run(service: Any, bootstrap: str, group: str, name: str, config: dict[str, 
         time.sleep(2)  # the last status writes of the deleted connector
     finally:
         service.stop(timeout=30)
-    return {suffix: _records(bootstrap, f"{group}-{suffix}") for suffix in ("configs", "offsets", "status")}
+    return {suffix: read_to_end(bootstrap, f"{group}-{suffix}") for suffix in ("configs", "offsets", "status")}
 
 
 def test_internal_topics_match_java_connect_for_the_same_operations(stack: Any, tmp_path: Path) -> None:

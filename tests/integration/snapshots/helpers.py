@@ -9,7 +9,7 @@ from typing import Any
 from bson import json_util
 from kafka import KafkaConsumer, TopicPartition
 
-from tests.integration.support import Worker, payload
+from tests.integration.support import Worker, end_offsets, payload
 
 CONNECTOR = "io.debezium.connector.mongodb.MongoDbConnector"
 
@@ -28,13 +28,7 @@ def create(worker: Worker, name: str, config: dict[str, str]) -> None:
 
 def end_offset(bootstrap: str, topic: str) -> int:
     """How many records ``topic`` holds (0 before it exists)."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
-    try:
-        partitions = consumer.partitions_for_topic(topic) or set()
-        tps = [TopicPartition(topic, p) for p in partitions]
-        return sum(consumer.end_offsets(tps).values()) if tps else 0
-    finally:
-        consumer.close()
+    return end_offsets(bootstrap, [topic])[topic]
 
 
 def read_all(bootstrap: str, topic: str, until: Callable[[list[Any]], bool], timeout: float) -> list[Any]:

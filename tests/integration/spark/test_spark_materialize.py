@@ -19,8 +19,8 @@ from pyspark.sql import functions as F
 from spark_jobs.materialize import MaterializeOptions, main, run
 from spark_jobs.store import OutputStore
 from stack.procs import REPO_ROOT
-from tests.integration.spark.workload import document, mixed_writes, produce, read_all, wait_records
-from tests.integration.support import Worker, unique
+from tests.integration.spark.workload import document, mixed_writes, produce, wait_records
+from tests.integration.support import Worker, read_to_end, unique
 from tests.unit.spark.support import (
     change_event,
     cloud_event,
@@ -74,7 +74,7 @@ def test_snapshot_then_10000_mixed_changes_in_every_format(spark: Any, worker: W
     wait_records(stack.kafka_bootstrap, schemaless, records)
 
     # The same records reshaped as CloudEvents and flattened ones (test_spark_formats has the worker write them).
-    raw = read_all(stack.kafka_bootstrap, with_schemas)
+    raw = read_to_end(stack.kafka_bootstrap, with_schemas)
     cloudevents, flattened = unique("ce."), unique("flat.")
     produce(stack.kafka_bootstrap, cloudevents, [(key, cloud_event(value)) for key, value in raw])
     produce(stack.kafka_bootstrap, flattened,

@@ -11,7 +11,9 @@ from collections.abc import Iterable
 from typing import Any
 
 from bson import Binary, Decimal128, Int64, ObjectId, Regex, Timestamp
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaProducer
+
+from tests.integration.support import end_offsets
 
 
 def _field_values(rng: random.Random) -> dict[str, Any]:
@@ -82,20 +84,6 @@ def mixed_writes(collection: Any, count: int, seed: int, live: list[Any]) -> int
     return records
 
 
-def end_offsets(bootstrap: str, topics: Iterable[str]) -> dict[str, int]:
-    """The number of records (sum of end offsets) in each topic."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
-    try:
-        totals = {}
-        for topic in topics:
-            partitions = consumer.partitions_for_topic(topic) or set()
-            tps = [TopicPartition(topic, p) for p in partitions]
-            totals[topic] = sum(consumer.end_offsets(tps).values()) if tps else 0
-        return totals
-    finally:
-        consumer.close()
-
-
 def wait_records(bootstrap: str, topic: str, count: int, timeout: float = 300) -> None:
     deadline = time.monotonic() + timeout
     seen = 0
@@ -116,20 +104,3 @@ def produce(bootstrap: str, topic: str, records: Iterable[tuple[bytes | None, by
         producer.flush(timeout=60)
     finally:
         producer.close(timeout=10)
-
-
-def read_all(bootstrap: str, topic: str) -> list[tuple[bytes | None, bytes | None]]:
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
-    try:
-        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
-        consumer.assign(tps)
-        consumer.seek_to_beginning(*tps)
-        ends = consumer.end_offsets(tps)
-        out: list[tuple[bytes | None, bytes | None]] = []
-        deadline = time.monotonic() + 120
-        while any(consumer.position(tp) < ends[tp] for tp in tps) and time.monotonic() < deadline:
-            for batch in consumer.poll(timeout_ms=500).values():
-                out.extend((r.key, r.value) for r in batch)
-        return out
-    finally:
-        consumer.close()
