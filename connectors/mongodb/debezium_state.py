@@ -14,8 +14,8 @@ a snapshot runs:
 - ``incremental_snapshot_correlation_id``: the id of the signal, when there is one.
 
 What Debezium has no place for stays in our own key ``incremental_snapshot_progress`` (a base64 BSON document, the
-form earlier versions wrote alone): the pause flag, and a position whose ``_id`` type has no Java form here (any
-but int, long, double, string and ObjectId - Debezium itself only snapshots those and Decimal128 and UUID). When our
+form earlier versions wrote alone): the pause flag, and a position whose ``_id`` type has no Java form (any but int,
+long, double, string, ObjectId, Decimal128 and UUID - the types Debezium itself snapshots incrementally). When our
 key is present it is read first; otherwise Debezium's keys are.
 """
 

@@ -4,18 +4,21 @@ Debezium stores the last key sent and the largest key of the collection as the h
 ``Object[]`` holding the document's ``_id`` (``ObjectOutputStream.writeObject``, see the Java Object
 Serialization Specification, chapter 6, "Object Serialization Stream Protocol"). Its MongoDB connector puts there
 an ``Integer``, ``Long``, ``Double``, ``String``, ``ObjectId`` (written through its ``SerializationProxy``),
-``Decimal128`` or ``UUID``; we write the first five byte for byte as Java does and read any stream of plain
-serializable objects, strings and primitive arrays (enough for all of them). An ``_id`` of another type has no
-form here: :func:`dumps` raises :class:`Unrepresentable` and the caller keeps the position in its own key.
+``Decimal128`` or ``UUID`` (from a binary of subtype 4); we write all seven byte for byte as Java does and read any
+stream of plain serializable objects, strings and primitive arrays (enough for all of them). An ``_id`` of another
+type has no form here: :func:`dumps` raises :class:`Unrepresentable` and the caller keeps the position in its own
+key.
 """
 
 from __future__ import annotations
 
 import struct
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from bson import Int64, ObjectId
+from bson import Binary, Decimal128, Int64, ObjectId
+from bson.binary import UUID_SUBTYPE
 
 _MAGIC = b"\xac\xed\x00\x05"
 _NULL, _REFERENCE, _CLASSDESC, _OBJECT, _STRING, _ARRAY = 0x70, 0x71, 0x72, 0x73, 0x74, 0x75
@@ -45,6 +48,11 @@ _DOUBLE = _Class("java.lang.Double", -0x7F4C_3DB5_D694_04FC, (("D", "value", Non
 _OBJECT_ARRAY = _Class("[Ljava.lang.Object;", -0x6F31_A760_EF8C_D694)
 _BYTE_ARRAY = _Class("[B", -0x530C_E807_F9F7_AB20)
 _OBJECT_ID = _Class("org.bson.types.ObjectId$SerializationProxy", 1, (("[", "bytes", "[B"),))
+# the two longs of each, primitive fields sorted by name as the stream protocol orders them (serialVersionUIDs as
+# in the streams Debezium wrote, tests/unit/mongodb/data/debezium_incremental_offsets.jsonl)
+_DECIMAL128 = _Class("org.bson.types.Decimal128", 0x3F6F_5BF7_C3C1_9B7F, (("J", "high", None), ("J", "low", None)),
+                     _NUMBER)
+_UUID = _Class("java.util.UUID", -0x4366_FC08_6792_7AD1, (("J", "leastSigBits", None), ("J", "mostSigBits", None)))
 
 
 def _utf(text: str) -> bytes:
@@ -108,6 +116,14 @@ def _element(value: Any) -> bytes:
     if isinstance(value, ObjectId):
         array = bytes((_ARRAY,)) + _class_desc(_BYTE_ARRAY) + struct.pack(">i", 12) + value.binary
         return _object(_OBJECT_ID, array)
+    if isinstance(value, Decimal128):
+        low, high = struct.unpack("<qq", value.bid)  # the BID form: the low 64 bits first, little-endian
+        return _object(_DECIMAL128, struct.pack(">qq", high, low))
+    if isinstance(value, Binary) and value.subtype == UUID_SUBTYPE and len(value) == 16:
+        value = value.as_uuid()
+    if isinstance(value, uuid.UUID):
+        most, least = struct.unpack(">qq", value.bytes)
+        return _object(_UUID, struct.pack(">qq", least, most))
     raise Unrepresentable(f"an _id of type {type(value).__name__}")
 
 
@@ -248,20 +264,28 @@ class _Reader:
         return result
 
 
+_READERS: dict[str, Any] = {  # class name -> the BSON value of its serialized fields
+    _INTEGER.name: lambda f: int(f["value"]),
+    _LONG.name: lambda f: Int64(f["value"]),
+    _DOUBLE.name: lambda f: float(f["value"]),
+    _OBJECT_ID.name: lambda f: ObjectId(bytes(f["bytes"])),
+    _DECIMAL128.name: lambda f: Decimal128.from_bid(struct.pack("<qq", f["low"], f["high"])),
+    _UUID.name: lambda f: uuid.UUID(bytes=struct.pack(">qq", f["mostSigBits"], f["leastSigBits"])),
+}
+
+
 def _to_bson(value: Any) -> Any:
     if value is None or isinstance(value, str):
         return value
-    if isinstance(value, _Instance):
-        if value.cls == "java.lang.Integer":
-            return int(value.values["value"])
-        if value.cls == "java.lang.Long":
-            return Int64(value.values["value"])
-        if value.cls == "java.lang.Double":
-            return float(value.values["value"])
-        if value.cls == _OBJECT_ID.name:
-            return ObjectId(bytes(value.values["bytes"]))
+    if not isinstance(value, _Instance):
+        raise Unrepresentable(f"a serialized {type(value).__name__} is not supported")
+    reader = _READERS.get(value.cls)
+    if reader is None:
         raise Unrepresentable(f"a serialized {value.cls} is not supported")
-    raise Unrepresentable(f"a serialized {type(value).__name__} is not supported")
+    try:
+        return reader(value.values)
+    except (KeyError, TypeError, ValueError, struct.error) as exc:
+        raise Unrepresentable(f"a serialized {value.cls} without its fields ({exc!r})") from exc
 
 
 def loads(text: str) -> list[Any] | None:

@@ -1,21 +1,25 @@
 """The incremental snapshot's offset keys against what Debezium 3.6.1 wrote.
 
 ``data/debezium_incremental_offsets.jsonl`` holds source offsets the real Debezium 3.6.1 MongoDB connector (on
-Apache Kafka Connect 4.3.1, against SecantusDB) committed in the middle of incremental snapshots of five
+Apache Kafka Connect 4.3.1, against SecantusDB) committed in the middle of incremental snapshots of seven
 collections of 3,000 documents, ``incremental.snapshot.chunk.size`` 20, ``_id``s of type int, long, string,
-ObjectId and double, the int one with an additional condition; read back from the offsets topic.
+ObjectId, double, Decimal128 (odd ``i``: ``i.5``, even: ``-iE-3``) and UUID (binary subtype 4,
+``c5a0f0c1-e4b0-4a1b-8000-<i as 12 hex digits>``), the int one with an additional condition; read back from the
+offsets topic (the last two paused with a ``pause-snapshot`` signal after 400 reads, each connector with its own
+signal collection, ``compat.debezium.harness.running`` and ``post_connector``).
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
 import bson
 import pytest
-from bson import Int64, ObjectId
+from bson import Binary, Decimal128, Int64, ObjectId
 
 from connectors.mongodb import debezium_state, javaser
 from connectors.mongodb.debezium_state import Progress, SnapshotState
@@ -25,6 +29,8 @@ SAMPLES = [json.loads(line) for line in
 EXPECTED: dict[str, tuple[type, Any]] = {  # connector -> (type of the key, the largest _id)
     "cints": (int, 2999), "clongs": (Int64, Int64(10**12 + 2999)), "cstrings": (str, "k002999"),
     "coids": (ObjectId, ObjectId("65a0f0c1e4b0a1b200000bb7")), "cdoubles": (float, 2999.5),
+    "cdecimals": (Decimal128, Decimal128("2999.5")),
+    "cuuids": (uuid.UUID, uuid.UUID("c5a0f0c1-e4b0-4a1b-8000-000000000bb7")),
 }
 
 
@@ -54,12 +60,24 @@ def test_the_additional_condition_keeps_debeziums_parentheses() -> None:
 
 
 @pytest.mark.parametrize("value", [0, -7, 2**31 - 1, Int64(5), 2**40, 0.5, float("-inf"), "", "Grüße, 東京, 😀, \x00",
-                                   "x" * 70_000, ObjectId("65a0f0c1e4b0a1b2c3d4e5f6")])
+                                   "x" * 70_000, ObjectId("65a0f0c1e4b0a1b2c3d4e5f6"), Decimal128("-0"),
+                                   Decimal128("NaN"), Decimal128("-Infinity"), Decimal128("1E+6144"),
+                                   Decimal128("-1.000000000000000000000000000000001E-6143"),
+                                   uuid.UUID(int=0), uuid.UUID(int=2**128 - 1),
+                                   uuid.UUID("7fffffff-0000-4000-8000-000000000001")])
 def test_java_serialization_round_trip(value: Any) -> None:
     text = javaser.dumps([value])
     back = javaser.loads(text)
     assert back == [value] and type(back[0]) is (Int64 if isinstance(value, int) and not -2**31 <= value < 2**31
                                                    else type(value))
+
+
+def test_a_uuid_binary_is_written_as_a_java_uuid() -> None:
+    value = uuid.UUID("c5a0f0c1-e4b0-4a1b-8000-000000000bb7")
+    assert javaser.dumps([Binary(value.bytes, 4)]) == javaser.dumps([value])
+    assert javaser.loads(javaser.dumps([Binary(value.bytes, 4)])) == [value]
+    with pytest.raises(javaser.Unrepresentable):
+        javaser.dumps([Binary(value.bytes, 3)])  # the legacy subtype: Debezium has no Java form for it either
 
 
 def test_a_null_key_is_a_serialized_null() -> None:
@@ -98,10 +116,15 @@ def test_offsets_of_earlier_versions_are_still_read() -> None:
     assert state == SnapshotState((Progress("d.c", {"v": 1}, True, 41, True, 99), Progress("d.e")))
 
 
-def test_an_unreadable_debezium_position_restarts_the_collection() -> None:
-    decimal = "aced0005757200135b4c6a6176612e6c616e672e4f626a6563743b90ce589f1073296c02000078700000000173720019" \
-        + "6f72672e62736f6e2e74797065732e446563696d616c313238000000000000000102000078700000"
+@pytest.mark.parametrize("class_name", ["org.bson.types.Decimal128", "java.util.Date"])
+def test_an_unreadable_debezium_position_restarts_the_collection(class_name: str) -> None:
+    # an object of the class with no fields: a Decimal128 without its two longs, or a class we have no reader for
+    name = class_name.encode()
+    stream = bytes.fromhex("aced0005757200135b4c6a6176612e6c616e672e4f626a6563743b90ce589f1073296c0200007870000000"
+                           "0173") + bytes((0x72, 0, len(name))) + name + bytes.fromhex("0000000000000001020000787000")
     offset = {debezium_state.COLLECTIONS_KEY: '[{"incremental_snapshot_collections_id":"d.c"}]',
-              debezium_state.PRIMARY_KEY: decimal}
+              debezium_state.PRIMARY_KEY: stream.hex()}
+    with pytest.raises(javaser.Unrepresentable):
+        javaser.loads(stream.hex())
     assert debezium_state.decode(offset) == SnapshotState((Progress("d.c"),))
     assert debezium_state.decode({"sec": 1}) is None
