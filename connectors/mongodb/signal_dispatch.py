@@ -98,6 +98,8 @@ class SignalDispatcher:
         place. Called as records are made, so a committed offset never claims more than the records before it
         delivered (a record stamped with the end of a chunk whose ``r`` records come later could lose them); an
         incremental ``r`` record keeps the snapshot state of its own."""
+        if start >= len(records):
+            return
         extra: dict[str, Any] = {}
         if self._signal_offset is not None:
             extra[SIGNAL_OFFSET_KEY] = self._signal_offset
