@@ -4,7 +4,8 @@ JsonConverter, JSON with schemas), then materialized on ``local[2]`` by a full r
 over 1 % new events.
 
 Prints events/s of the full run (JVM start-up excluded: the session is started before timing), the time of
-the incremental run and its share of the full run, and appends the figures to ``benchmarks/results.md``.
+the incremental run and its share of the full run, the floor (Spark's Kafka source reading the same records with
+no job, and casting the values to strings), and appends the figures to ``benchmarks/results.md``.
 
     python -m benchmarks.spark_materialize [--events 500000]
 """
@@ -19,17 +20,19 @@ import shutil
 import string
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from bson import Timestamp
 from kafka import KafkaProducer
+from pyspark.sql import functions as F
 
 import stack
 from benchmarks import report
 from connectors.mongodb.events import ChangeEventConverter
 from converters.json import JsonConverter
+from spark_jobs.kafka_source import offset_ranges, read_range
 from spark_jobs.materialize import MaterializeOptions, run
 from spark_jobs.session import session
 
@@ -98,6 +101,24 @@ def produce(bootstrap: str, count: int, first_n: int, docs: int, seed: int, live
     return records, time.monotonic() - started
 
 
+def _floor(spark: Any, bootstrap: str) -> dict[str, float]:
+    """Seconds Spark's Kafka source needs for the whole topic with no job at all: reading the records, and
+    reading them with each value cast to a string (what any JSON parsing starts from). Warm: best of two."""
+    records = read_range(spark, bootstrap, offset_ranges(spark, bootstrap, topics=(TOPIC,)))
+    jobs: dict[str, Callable[[], object]] = {
+        "read": records.count,
+        "cast": records.select(F.sum(F.length(F.col("value").cast("string")))).first}
+    best = {}
+    for name, job in jobs.items():
+        times = []
+        for _ in range(2):
+            started = time.monotonic()
+            job()
+            times.append(time.monotonic() - started)
+        best[name] = min(times)
+    return best
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=500_000)
@@ -122,6 +143,7 @@ def main() -> int:
         produce(endpoints.kafka_bootstrap, new_events, args.events, new_events // 5, 2, live)
         incremental = run(spark, options)
         print(f"incremental run: {incremental}", flush=True)
+        floor = _floor(spark, endpoints.kafka_bootstrap)
         rate = full.events / full.seconds
         share = incremental.seconds / full.seconds
         report.append([
@@ -132,6 +154,10 @@ def main() -> int:
             f"table rows: {sum(full.table_rows.values()):,}",
             f"- incremental run over 1 % new events ({incremental.events:,}): {incremental.seconds:.1f} s = "
             f"**{share:.0%}** of the full run",
+            f"- the floor, same records, no job: Spark's Kafka source reading them (a count) "
+            f"{floor['read']:.1f} s, reading and casting each value to a string (a sum of lengths) "
+            f"{floor['cast']:.1f} s → at most **{full.records / floor['cast']:,.0f} records/s** before any "
+            f"JSON is parsed",
             f"- load average at the end (the machine is shared): {os.getloadavg()[0]:.1f}",
         ])
         spark.stop()
