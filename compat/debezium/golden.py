@@ -10,10 +10,8 @@ Starts everything on free ports in a temporary directory and stops it all before
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 import pymongo
@@ -41,13 +39,7 @@ def record(out: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=GOLDEN)
-    args = parser.parse_args(argv)
-    began = time.monotonic()
-    count = record(args.out)
-    print(f"{count} records written to {args.out} in {time.monotonic() - began:.0f} s")
-    return 0 if count >= MINIMUM_RECORDS else 1
+    return harness.record_main(argv, __doc__, GOLDEN, record, "records", minimum=MINIMUM_RECORDS)
 
 
 if __name__ == "__main__":

@@ -8,14 +8,17 @@ the Connect runtime already provides (Kafka clients, Connect API, SLF4J) are lef
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import datetime
 import json
 import re
 import tempfile
+import time
+import urllib.error
 import urllib.request
 import xml.etree.ElementTree as ET
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +93,61 @@ def post_connector(base: str, body: dict[str, object]) -> None:
     with urllib.request.urlopen(request, timeout=60) as reply:
         if reply.status != 201:
             raise RuntimeError(f"POST /connectors answered {reply.status}")
+
+
+def request(base: str, method: str, path: str, body: Any = None) -> int:
+    """One REST call to a Connect worker; its HTTP status."""
+    data = None if body is None else json.dumps(body).encode()
+    call = urllib.request.Request(f"{base}{path}", data=data, method=method,
+                                  headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(call, timeout=60) as reply:
+            return int(reply.status)
+    except urllib.error.HTTPError as err:
+        return int(err.code)
+
+
+def wait_running(base: str, name: str, timeout: float = 120) -> None:
+    """Until connector ``name`` and its first task run on the worker at ``base``; a FAILED task raises."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{base}/connectors/{name}/status", timeout=10) as reply:
+                status = json.loads(reply.read())
+            tasks = status.get("tasks", [])
+            if tasks and tasks[0]["state"] == "FAILED":
+                raise AssertionError(tasks[0].get("trace"))
+            if status["connector"]["state"] == "RUNNING" and tasks and tasks[0]["state"] == "RUNNING":
+                return
+        except urllib.error.HTTPError:
+            pass
+        time.sleep(0.5)
+    raise AssertionError(f"{name} never ran on {base}")
+
+
+def join_group(state_dir: Path, bootstrap: str, group: str, name: str, config: Mapping[str, str]) -> DebeziumConnect:
+    """Debezium on Kafka Connect started on a free port in Connect group ``group`` with connector ``name``
+    running (created, or already in the group's config topic: it then starts by itself)."""
+    port = stack.free_port()
+    connect = DebeziumConnect(state_dir / f"debezium-{port}", port,
+                              distributed_properties(bootstrap, port, group_id=group))
+    connect.start()
+    assert request(connect.address, "POST", "/connectors", {"name": name, "config": dict(config)}) in (201, 409)
+    wait_running(connect.address, name)
+    return connect
+
+
+def record_main(argv: list[str] | None, doc: str | None, default: Path, record: Callable[[Path], int],
+                unit: str, minimum: int = 0) -> int:
+    """The command line of a recording script: ``--out`` (``default``), run ``record``, report; 1 when fewer
+    than ``minimum`` ``unit`` were written."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=default)
+    args = parser.parse_args(argv)
+    began = time.monotonic()
+    count = record(args.out)
+    print(f"{count} {unit} written to {args.out} in {time.monotonic() - began:.0f} s")
+    return 0 if count >= minimum else 1
 
 
 # -- the scripted operations --------------------------------------------------------------------------------------

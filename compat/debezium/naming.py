@@ -11,7 +11,6 @@ directory, free ports, everything stopped afterwards; about 1-2 minutes). The te
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -126,13 +125,7 @@ def record(out: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=GOLDEN)
-    args = parser.parse_args(argv)
-    began = time.monotonic()
-    count = record(args.out)
-    print(f"{count} names written to {args.out} in {time.monotonic() - began:.0f} s")
-    return 0
+    return harness.record_main(argv, __doc__, GOLDEN, record, "names")
 
 
 if __name__ == "__main__":

@@ -52,20 +52,26 @@ def unique(prefix: str) -> str:
     return f"{prefix}{uuid.uuid4().hex[:8]}"
 
 
+def assign_from_beginning(consumer: KafkaConsumer, topic: str, deadline: float) -> None:
+    """Assign every partition of ``topic`` to ``consumer`` at its first offset, waiting until ``deadline``
+    (``time.monotonic()``) for the topic to appear."""
+    partitions: set[int] | None = None
+    while time.monotonic() < deadline and not partitions:
+        partitions = consumer.partitions_for_topic(topic)
+        if not partitions:
+            time.sleep(0.2)
+    assert partitions, f"topic {topic} never appeared"
+    tps = [TopicPartition(topic, p) for p in sorted(partitions)]
+    consumer.assign(tps)
+    consumer.seek_to_beginning(*tps)
+
+
 def read_topic(bootstrap: str, topic: str, count: int, timeout: float = 60) -> list[Any]:
     """At least ``count`` records of ``topic`` (all partitions, from the beginning), or fail after ``timeout``."""
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
     try:
         deadline = time.monotonic() + timeout
-        partitions: set[int] | None = None
-        while time.monotonic() < deadline and not partitions:
-            partitions = consumer.partitions_for_topic(topic)
-            if not partitions:
-                time.sleep(0.2)
-        assert partitions, f"topic {topic} never appeared"
-        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
-        consumer.assign(tps)
-        consumer.seek_to_beginning(*tps)
+        assign_from_beginning(consumer, topic, deadline)
         records: list[Any] = []
         while len(records) < count and time.monotonic() < deadline:
             for batch in consumer.poll(timeout_ms=500).values():

@@ -6,47 +6,20 @@ from __future__ import annotations
 
 import json
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-import stack as stack_mod
 from compat.debezium import harness
-from stack.worker import distributed_properties
 from tests.integration.mongodb.conftest import client
 from tests.integration.support import read_topic, unique
 
 pytestmark = pytest.mark.integration
 
 
-def _request(base: str, method: str, path: str, body: Any = None) -> int:
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(f"{base}{path}", data=data, method=method,
-                                     headers={"Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(request, timeout=60) as reply:
-            return int(reply.status)
-    except urllib.error.HTTPError as err:
-        return int(err.code)
 
 
-def _wait_running(base: str, name: str, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{base}/connectors/{name}/status", timeout=10) as reply:
-                status = json.loads(reply.read())
-            tasks = status.get("tasks", [])
-            if tasks and tasks[0]["state"] == "FAILED":
-                raise AssertionError(tasks[0].get("trace"))
-            if status["connector"]["state"] == "RUNNING" and tasks and tasks[0]["state"] == "RUNNING":
-                return
-        except urllib.error.HTTPError:
-            pass
-        time.sleep(0.5)
-    raise AssertionError(f"{name} never ran on {base}")
 
 
 def _events(bootstrap: str, topic: str, count: int) -> list[tuple[str, Any]]:
@@ -71,18 +44,9 @@ def test_offsets_hand_over_both_ways(worker_factory: Any, stack: Any, secantus_f
               "tasks.max": "1"}
     mongo[db]["c"].insert_one({"_id": 0})
 
-    def debezium() -> harness.DebeziumConnect:
-        port = stack_mod.free_port()
-        connect = harness.DebeziumConnect(tmp_path / f"debezium-{port}", port,
-                                          distributed_properties(stack.kafka_bootstrap, port, group_id=group))
-        connect.start()
-        # 409 the second time: the connector is still in this group's config topic and starts by itself
-        assert _request(connect.address, "POST", "/connectors", {"name": name, "config": config}) in (201, 409)
-        _wait_running(connect.address, name)
-        return connect
 
     # 1. Debezium snapshots _id 0 and streams 1..5
-    java = debezium()
+    java = harness.join_group(tmp_path, stack.kafka_bootstrap, group, name, config)
     try:
         assert _events(stack.kafka_bootstrap, topic, 1) == [("r", 0)]  # the snapshot is over
         mongo[db]["c"].insert_many([{"_id": i} for i in range(1, 6)])
@@ -105,7 +69,7 @@ def test_offsets_hand_over_both_ways(worker_factory: Any, stack: Any, secantus_f
     mongo[db]["c"].insert_many([{"_id": i} for i in range(16, 21)])
 
     # 3. Debezium again, on our offsets: 16..20 streamed, no snapshot, nothing lost
-    java = debezium()
+    java = harness.join_group(tmp_path, stack.kafka_bootstrap, group, name, config)
     try:
         events = _events(stack.kafka_bootstrap, topic, 21)
         assert events[16:] == [("c", i) for i in range(16, 21)], events

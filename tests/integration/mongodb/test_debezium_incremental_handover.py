@@ -15,11 +15,8 @@ from typing import Any
 import pytest
 from bson import ObjectId
 
-import stack as stack_mod
 from compat.debezium import harness
-from stack.worker import distributed_properties
 from tests.integration.mongodb.conftest import client
-from tests.integration.mongodb.test_debezium_handover import _request, _wait_running
 from tests.integration.snapshots.helpers import end_offset, event, read_all
 
 pytestmark = pytest.mark.integration
@@ -96,17 +93,9 @@ def test_incremental_snapshot_continues_across_debezium_and_ours(worker_factory:
     mongo[db]["oids"].insert_many([{"_id": oid, "v": i} for i, oid in enumerate(oid_ids)])
     mongo[db].create_collection("signals")
 
-    def debezium() -> harness.DebeziumConnect:
-        port = stack_mod.free_port()
-        connect = harness.DebeziumConnect(tmp_path / f"debezium-{port}", port,
-                                          distributed_properties(stack.kafka_bootstrap, port, group_id=group))
-        connect.start()
-        assert _request(connect.address, "POST", "/connectors", {"name": name, "config": config}) in (201, 409)
-        _wait_running(connect.address, name)
-        return connect
 
     # 1. Debezium snapshots part of `ints` (with an additional condition), paused and stopped mid-way
-    java = debezium()
+    java = harness.join_group(tmp_path, stack.kafka_bootstrap, group, name, config)
     try:
         time.sleep(5)  # the change stream is open
         _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}.ints"], "type": "incremental",
@@ -140,7 +129,7 @@ def test_incremental_snapshot_continues_across_debezium_and_ours(worker_factory:
     time.sleep(3)
     ours.process.stop(timeout=30)
     assert PAUSE_AFTER <= by_ours < DOCS - CHUNK, "ours was not stopped in the middle of the snapshot"
-    java = debezium()
+    java = harness.join_group(tmp_path, stack.kafka_bootstrap, group, name, config)
     try:
         records = _read_until_complete(stack.kafka_bootstrap, oids, set(oid_ids))
     finally:

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from typing import Any
 
 from bson import json_util
-from kafka import KafkaConsumer, TopicPartition
+from kafka import KafkaConsumer
 
-from tests.integration.support import Worker, end_offsets, payload
+from tests.integration.support import Worker, assign_from_beginning, end_offsets, payload
 
 CONNECTOR = "io.debezium.connector.mongodb.MongoDbConnector"
 
@@ -38,15 +38,7 @@ def read_all(bootstrap: str, topic: str, until: Callable[[list[Any]], bool], tim
                              max_partition_fetch_bytes=8 << 20, fetch_max_bytes=64 << 20)
     try:
         deadline = time.monotonic() + timeout
-        partitions: set[int] | None = None
-        while time.monotonic() < deadline and not partitions:
-            partitions = consumer.partitions_for_topic(topic)
-            if not partitions:
-                time.sleep(0.5)
-        assert partitions, f"topic {topic} never appeared"
-        tps = [TopicPartition(topic, p) for p in sorted(partitions)]
-        consumer.assign(tps)
-        consumer.seek_to_beginning(*tps)
+        assign_from_beginning(consumer, topic, deadline)
         records: list[Any] = []
         while time.monotonic() < deadline:
             fresh = [r for batch in consumer.poll(timeout_ms=1000, max_records=50_000).values() for r in batch]

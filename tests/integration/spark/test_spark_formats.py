@@ -15,9 +15,16 @@ from pyspark.sql import functions as F
 
 from spark_jobs.materialize import MaterializeOptions, run
 from spark_jobs.store import OutputStore
-from tests.integration.spark.workload import document, mixed_writes, wait_records
+from tests.integration.spark.workload import (
+    document,
+    items_connector,
+    mixed_writes,
+    stored_table,
+    wait_records,
+    without,
+)
 from tests.integration.support import Worker, unique
-from tests.unit.spark.support import mongo_documents, table_documents
+from tests.unit.spark.support import mongo_documents
 
 pytestmark = pytest.mark.integration
 
@@ -47,23 +54,10 @@ FLAT_LOSSY = ("price", "pattern", "stamp")
 SCHEMALESS_LOSSY = ("when", "blob")
 
 
-def _connector(worker: Worker, mongo_uri: str, db: str, prefix: str, extra: dict[str, str]) -> str:
-    name = unique("formats-")
-    body = {"name": name, "config": {
-        "connector.class": "io.debezium.connector.mongodb.MongoDbConnector", "mongodb.connection.string": mongo_uri,
-        "topic.prefix": prefix, "collection.include.list": f"{db}.items", **extra}}
-    reply = worker.http.post("/connectors", json=body)
-    assert reply.status_code == 201, reply.text
-    worker.wait_running(name)
-    return f"{prefix}.{db}.items"
 
 
-def _table(spark: Any, output: Path, topic: str) -> dict[Any, dict[str, Any]]:
-    return table_documents(spark.read.parquet(str(OutputStore(output).table(topic))))
 
 
-def _without(docs: dict[Any, dict[str, Any]], fields: tuple[str, ...]) -> dict[Any, dict[str, Any]]:
-    return {k: {f: v for f, v in doc.items() if f not in fields} for k, doc in docs.items()}
 
 
 def test_every_connector_format_materializes_the_same_table(spark: Any, worker: Worker, stack: Any, mongo: Any,
@@ -74,7 +68,7 @@ def test_every_connector_format_materializes_the_same_table(spark: Any, worker: 
     snapshot = [document(rng) for _ in range(100)]
     items.insert_many(snapshot)
     live = [doc["_id"] for doc in snapshot]
-    topics = {shape: _connector(worker, stack.mongo_uri, db, unique(shape.replace("-", "")), extra)
+    topics = {shape: items_connector(worker, stack.mongo_uri, db, unique(shape.replace("-", "")), extra)
               for shape, extra in CONNECTORS.items()}
     for topic in topics.values():  # the snapshots are done: every later write is exactly one event
         wait_records(stack.kafka_bootstrap, topic, len(snapshot))
@@ -94,7 +88,7 @@ def test_every_connector_format_materializes_the_same_table(spark: Any, worker: 
     assert summary.events == len(ENVELOPES) * (len(snapshot) + writes)
     assert summary.tombstones == len(ENVELOPES) * deletes
     for shape in ENVELOPES:
-        assert _table(spark, envelopes, topics[shape]) == expected, shape
+        assert stored_table(spark, envelopes, topics[shape]) == expected, shape
     log = spark.read.parquet(str(envelopes / "changes"))
     counts = {(r["topic"], r["op"]): r["count"] for r in log.groupBy("topic", "op").count().collect()}
     for shape in ENVELOPES:  # the change log has the same events whatever the format
@@ -105,19 +99,19 @@ def test_every_connector_format_materializes_the_same_table(spark: Any, worker: 
                                             fmt="new-document-state"))
     assert summary.rejects == 0 and summary.tombstones == 0
     assert summary.events == len(FLAT) * (len(snapshot) + writes)
-    rewritten = _table(spark, flat, topics["flat-rewrite"])
+    rewritten = stored_table(spark, flat, topics["flat-rewrite"])
     # no __deleted / __op / __source_ts_ms columns: they are the SMT's metadata, not document fields
     assert not any(f.startswith("__") for f in spark.read.parquet(
         str(OutputStore(flat).table(topics["flat-rewrite"]))).columns)
-    assert _without(rewritten, FLAT_LOSSY) == _without(expected, FLAT_LOSSY)
+    assert without(rewritten, FLAT_LOSSY) == without(expected, FLAT_LOSSY)
     assert {k: Decimal(d["price"]).normalize() for k, d in rewritten.items() if "price" in d} == \
         {k: d["price"] for k, d in expected.items() if "price" in d}
     assert {k: (d["pattern"]["regex"], d["pattern"]["options"]) for k, d in rewritten.items() if "pattern" in d} \
         == {k: (d["pattern"]["pattern"], d["pattern"]["options"]) for k, d in expected.items() if "pattern" in d}
     assert {k: d["stamp"] for k, d in rewritten.items() if "stamp" in d} == \
         {k: d["stamp"]["t"] * 1000 for k, d in expected.items() if "stamp" in d}
-    tombstoned = _table(spark, flat, topics["flat-tombstone"])
-    assert _without(tombstoned, FLAT_LOSSY + SCHEMALESS_LOSSY) == _without(expected, FLAT_LOSSY + SCHEMALESS_LOSSY)
+    tombstoned = stored_table(spark, flat, topics["flat-tombstone"])
+    assert without(tombstoned, FLAT_LOSSY + SCHEMALESS_LOSSY) == without(expected, FLAT_LOSSY + SCHEMALESS_LOSSY)
     assert {k: d["when"] for k, d in tombstoned.items() if "when" in d} == \
         {k: d["when"] for k, d in expected.items() if "when" in d}  # epoch milliseconds, as numbers
     flat_log = spark.read.parquet(str(flat / "changes"))

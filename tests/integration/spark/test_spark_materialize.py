@@ -19,7 +19,15 @@ from pyspark.sql import functions as F
 from spark_jobs.materialize import MaterializeOptions, main, run
 from spark_jobs.store import OutputStore
 from stack.procs import REPO_ROOT
-from tests.integration.spark.workload import document, mixed_writes, produce, wait_records
+from tests.integration.spark.workload import (
+    document,
+    items_connector,
+    mixed_writes,
+    produce,
+    stored_table,
+    wait_records,
+    without,
+)
 from tests.integration.support import Worker, read_to_end, unique
 from tests.unit.spark.support import (
     change_event,
@@ -27,29 +35,15 @@ from tests.unit.spark.support import (
     json_records,
     mongo_documents,
     new_document_state,
-    table_documents,
 )
 
 pytestmark = pytest.mark.integration
 
 
-def _connector(worker: Worker, mongo_uri: str, db: str, prefix: str, **extra: str) -> str:
-    name = unique("spark-")
-    body = {"name": name, "config": {
-        "connector.class": "io.debezium.connector.mongodb.MongoDbConnector", "mongodb.connection.string": mongo_uri,
-        "topic.prefix": prefix, "collection.include.list": f"{db}.items", **extra}}
-    reply = worker.http.post("/connectors", json=body)
-    assert reply.status_code == 201, reply.text
-    worker.wait_running(name)
-    return f"{prefix}.{db}.items"
 
 
-def _table(spark: Any, output: Path, topic: str) -> dict[Any, dict[str, Any]]:
-    return table_documents(spark.read.parquet(str(OutputStore(output).table(topic))))
 
 
-def _without(docs: dict[Any, dict[str, Any]], *fields: str) -> dict[Any, dict[str, Any]]:
-    return {k: {f: v for f, v in doc.items() if f not in fields} for k, doc in docs.items()}
 
 
 @pytest.mark.timeout(1500)  # 10,000 writes to SecantusDB, their capture and Spark: over 10 minutes on a busy machine
@@ -61,8 +55,8 @@ def test_snapshot_then_10000_mixed_changes_in_every_format(spark: Any, worker: W
     snapshot = [document(rng) for _ in range(300)]
     items.insert_many(snapshot)
     live = [doc["_id"] for doc in snapshot]
-    with_schemas = _connector(worker, stack.mongo_uri, db, unique("sa"))
-    schemaless = _connector(worker, stack.mongo_uri, db, unique("sb"), **{
+    with_schemas = items_connector(worker, stack.mongo_uri, db, unique("sa"))
+    schemaless = items_connector(worker, stack.mongo_uri, db, unique("sb"), {
         "key.converter": "org.apache.kafka.connect.json.JsonConverter", "key.converter.schemas.enable": "false",
         "value.converter": "org.apache.kafka.connect.json.JsonConverter", "value.converter.schemas.enable": "false"})
     # writes made while a snapshot copies may show up twice (as Debezium's): let the snapshots finish first, so
@@ -88,7 +82,7 @@ def test_snapshot_then_10000_mixed_changes_in_every_format(spark: Any, worker: W
     assert summary.rejects == 0
     assert summary.events == 3 * (len(snapshot) + 10_000)
     for topic in (with_schemas, schemaless, cloudevents):
-        assert _table(spark, output, topic) == expected, topic
+        assert stored_table(spark, output, topic) == expected, topic
     log = spark.read.parquet(str(output / "changes"))
     counts = {r["topic"]: r["count"] for r in log.groupBy("topic").count().collect()}
     assert counts == dict.fromkeys((with_schemas, schemaless, cloudevents), len(snapshot) + 10_000)
@@ -100,9 +94,9 @@ def test_snapshot_then_10000_mixed_changes_in_every_format(spark: Any, worker: W
     flat_output = tmp_path / "flat"
     run(spark, MaterializeOptions(stack.kafka_bootstrap, str(flat_output), topics=(flattened,),
                                   fmt="new-document-state"))
-    flat = _table(spark, flat_output, flattened)
+    flat = stored_table(spark, flat_output, flattened)
     # The SMT writes Decimal128 as text and regex / BSON timestamps in its own shapes: compare the rest.
-    assert _without(flat, "price", "pattern", "stamp") == _without(expected, "price", "pattern", "stamp")
+    assert without(flat, ("price", "pattern", "stamp")) == without(expected, ("price", "pattern", "stamp"))
     assert {k: Decimal(d["price"]).normalize() for k, d in flat.items() if "price" in d} == \
         {k: d["price"] for k, d in expected.items() if "price" in d}
 
@@ -116,7 +110,7 @@ def test_three_incremental_runs_and_a_killed_run_equal_one_full_run(spark: Any, 
     snapshot = [document(rng) for _ in range(100)]
     items.insert_many(snapshot)
     live = [doc["_id"] for doc in snapshot]
-    topic = _connector(worker, stack.mongo_uri, db, unique("si"))
+    topic = items_connector(worker, stack.mongo_uri, db, unique("si"))
     incremental, killed = tmp_path / "incremental", tmp_path / "killed"
     records = len(snapshot)
     wait_records(stack.kafka_bootstrap, topic, records)  # the snapshot is done: every later write is one event
@@ -130,11 +124,11 @@ def test_three_incremental_runs_and_a_killed_run_equal_one_full_run(spark: Any, 
         assert summary.batch == step + 1 and summary.rejects == 0
         if step == 0:
             run(spark, MaterializeOptions(stack.kafka_bootstrap, str(killed), topics=(topic,)))
-            before_kill = _table(spark, killed, topic)
+            before_kill = stored_table(spark, killed, topic)
     expected = mongo_documents(items.find())
     full = tmp_path / "full"
     run(spark, MaterializeOptions(stack.kafka_bootstrap, str(full), topics=(topic,)))
-    assert _table(spark, incremental, topic) == _table(spark, full, topic) == expected
+    assert stored_table(spark, incremental, topic) == stored_table(spark, full, topic) == expected
     assert "late_field" in spark.read.parquet(str(OutputStore(incremental).table(topic))).columns
     changes = [spark.read.parquet(str(out / "changes")).count() for out in (incremental, full)]
     assert changes[0] == changes[1] == len(snapshot) + 3 * 700 + 1  # one row per change event
@@ -142,10 +136,10 @@ def test_three_incremental_runs_and_a_killed_run_equal_one_full_run(spark: Any, 
     # A second run of ``killed`` dies in the middle (after staging began): the previous table stays readable
     # and the next run completes the work.
     _kill_mid_run(stack.kafka_bootstrap, killed, topic)
-    assert _table(spark, killed, topic) == before_kill
+    assert stored_table(spark, killed, topic) == before_kill
     summary = run(spark, MaterializeOptions(stack.kafka_bootstrap, str(killed), topics=(topic,)))
     assert summary.batch == 2
-    assert _table(spark, killed, topic) == expected
+    assert stored_table(spark, killed, topic) == expected
     assert spark.read.parquet(str(killed / "changes")).count() == changes[1]
 
 
@@ -183,7 +177,7 @@ def test_bad_records_go_to_the_rejects_table_and_the_job_goes_on(spark: Any, sta
         2: (topic, 0, "not a Debezium change event (no op, payload or CloudEvents envelope)", '{"some": "other app"}'),
         3: (topic, 0, "unknown op 'z'", unknown_op.decode()),
     }
-    assert sorted(_table(spark, output, topic)) == ["0.0", "2.0"]
+    assert sorted(stored_table(spark, output, topic)) == ["0.0", "2.0"]
 
 
 def test_missing_topic_and_unreachable_broker_fail_with_one_message(spark: Any, stack: Any, tmp_path: Path,

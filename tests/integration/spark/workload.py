@@ -7,13 +7,16 @@ import datetime as dt
 import random
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from bson import Binary, Decimal128, Int64, ObjectId, Regex, Timestamp
 from kafka import KafkaProducer
 
-from tests.integration.support import end_offsets
+from spark_jobs.store import OutputStore
+from tests.integration.support import Worker, end_offsets, unique
+from tests.unit.spark.support import table_documents
 
 
 def _field_values(rng: random.Random) -> dict[str, Any]:
@@ -104,3 +107,26 @@ def produce(bootstrap: str, topic: str, records: Iterable[tuple[bytes | None, by
         producer.flush(timeout=60)
     finally:
         producer.close(timeout=10)
+
+
+def items_connector(worker: Worker, mongo_uri: str, db: str, prefix: str,
+                    extra: Mapping[str, str] | None = None) -> str:
+    """A running MongoDB connector capturing ``<db>.items`` under ``prefix``; returns the items topic."""
+    name = unique("spark-")
+    body = {"name": name, "config": {
+        "connector.class": "io.debezium.connector.mongodb.MongoDbConnector", "mongodb.connection.string": mongo_uri,
+        "topic.prefix": prefix, "collection.include.list": f"{db}.items", **(extra or {})}}
+    reply = worker.http.post("/connectors", json=body)
+    assert reply.status_code == 201, reply.text
+    worker.wait_running(name)
+    return f"{prefix}.{db}.items"
+
+
+def stored_table(spark: Any, output: Path, topic: str) -> dict[Any, dict[str, Any]]:
+    """The committed materialized table of ``topic`` under ``output``, as documents by key."""
+    return table_documents(spark.read.parquet(str(OutputStore(output).table(topic))))
+
+
+def without(docs: dict[Any, dict[str, Any]], fields: Iterable[str]) -> dict[Any, dict[str, Any]]:
+    drop = set(fields)
+    return {k: {f: v for f, v in doc.items() if f not in drop} for k, doc in docs.items()}
