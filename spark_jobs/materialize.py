@@ -87,7 +87,9 @@ def run(spark: SparkSession, options: MaterializeOptions) -> Summary:
     log.info("batch %s reads %s", batch, ", ".join(f"{r.topic}[{r.partition}] {r.start}..{r.end}" for r in ranges))
     if not any(r.end > r.start for r in ranges):
         return Summary(state.batch, 0, 0, 0, 0, {}, time.monotonic() - started)
-    records = read_range(spark, options.bootstrap_servers, ranges, options.min_partitions, options.kafka_options)
+    # a topic with fewer partitions than cores would otherwise be decoded by fewer tasks than there are cores
+    min_partitions = options.min_partitions or spark.sparkContext.defaultParallelism
+    records = read_range(spark, options.bootstrap_servers, ranges, min_partitions, options.kafka_options)
     changes = decode(records, options.fmt).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         counts = changes.agg(
@@ -151,7 +153,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--format", default="auto", choices=FORMATS,
                         help="auto: Debezium envelope (JSON with or without schemas, CloudEvents); "
                              "new-document-state: records flattened by ExtractNewDocumentState")
-    parser.add_argument("--min-partitions", type=int, help="Spark's Kafka source minPartitions")
+    parser.add_argument("--min-partitions", type=int,
+                        help="Spark's Kafka source minPartitions (default: Spark's default parallelism)")
     parser.add_argument("--master", default=None, help="Spark master when not run by spark-submit (local[2])")
     parser.add_argument("--show", type=int, default=0, metavar="N", help="print N rows of each table afterwards")
     return parser
