@@ -88,11 +88,9 @@ def running(name: str) -> Iterator[tuple[Any, DebeziumConnect]]:
 
 def post_connector(base: str, body: dict[str, object]) -> None:
     """POST /connectors to the Connect worker at ``base``; anything but 201 raises."""
-    request = urllib.request.Request(f"{base}/connectors", data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=60) as reply:
-        if reply.status != 201:
-            raise RuntimeError(f"POST /connectors answered {reply.status}")
+    status = request(base, "POST", "/connectors", body)
+    if status != 201:
+        raise RuntimeError(f"POST /connectors answered {status}")
 
 
 def request(base: str, method: str, path: str, body: Any = None) -> int:
