@@ -105,8 +105,7 @@ def _floor(spark: Any, bootstrap: str) -> dict[str, float]:
     """Seconds Spark's Kafka source needs for the whole topic with no job at all: reading the records, reading
     them with each value cast to a string (what any JSON parsing starts from), and parsing each value once for
     two fields (what any job over these records does at the least). Warm: best of two."""
-    records = read_range(spark, bootstrap, offset_ranges(spark, bootstrap, topics=(TOPIC,)),
-                         spark.sparkContext.defaultParallelism)  # as the job reads them
+    records = read_range(spark, bootstrap, offset_ranges(spark, bootstrap, topics=(TOPIC,)))
     jobs: dict[str, Callable[[], object]] = {
         "read": records.count,
         "cast": records.select(F.sum(F.length(F.col("value").cast("string")))).first,

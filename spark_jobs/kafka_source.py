@@ -110,7 +110,8 @@ def _offsets(spark: SparkSession, admin: Any, partitions: list[tuple[str, int]],
 
 def read_range(spark: SparkSession, bootstrap: str, ranges: Sequence[KafkaRange],
                min_partitions: int | None = None, options: Mapping[str, str] | None = None) -> DataFrame:
-    """The records of ``ranges`` (only the non-empty ones) as Spark's Kafka source gives them."""
+    """The records of ``ranges`` (only the non-empty ones) as Spark's Kafka source gives them, in at least
+    ``min_partitions`` Spark partitions (default: Spark's default parallelism)."""
     wanted = [r for r in ranges if r.end > r.start]
     assign: dict[str, list[int]] = {}
     starting: dict[str, dict[str, int]] = {}
@@ -122,8 +123,8 @@ def read_range(spark: SparkSession, bootstrap: str, ranges: Sequence[KafkaRange]
     reader = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap)
               .option("assign", json.dumps(assign)).option("startingOffsets", json.dumps(starting))
               .option("endingOffsets", json.dumps(ending)))
-    if min_partitions:
-        reader = reader.option("minPartitions", str(min_partitions))
+    # by default as many tasks as cores, even for a topic with fewer partitions than that
+    reader = reader.option("minPartitions", str(min_partitions or spark.sparkContext.defaultParallelism))
     for key, value in (options or {}).items():
         reader = reader.option(key, value)
     return reader.load()

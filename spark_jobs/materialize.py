@@ -87,9 +87,7 @@ def run(spark: SparkSession, options: MaterializeOptions) -> Summary:
     log.info("batch %s reads %s", batch, ", ".join(f"{r.topic}[{r.partition}] {r.start}..{r.end}" for r in ranges))
     if not any(r.end > r.start for r in ranges):
         return Summary(state.batch, 0, 0, 0, 0, {}, time.monotonic() - started)
-    # a topic with fewer partitions than cores would otherwise be decoded by fewer tasks than there are cores
-    min_partitions = options.min_partitions or spark.sparkContext.defaultParallelism
-    records = read_range(spark, options.bootstrap_servers, ranges, min_partitions, options.kafka_options)
+    records = read_range(spark, options.bootstrap_servers, ranges, options.min_partitions, options.kafka_options)
     changes = decode(records, options.fmt).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         counts = changes.agg(
