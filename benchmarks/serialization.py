@@ -30,7 +30,7 @@ from bson.codec_options import CodecOptions, DatetimeConversion
 
 from benchmarks.backlog_drain import document
 from connect.api.records import SourceRecord
-from connect.transformation_chain import build_chain
+from connect.runtime.transformation_chain import build_chain
 from connectors.mongodb.events import ChangeEventConverter
 from connectors.mongodb.transforms import ExtractNewDocumentState
 from converters.cloudevents import CloudEventsConverter

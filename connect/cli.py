@@ -16,12 +16,12 @@ from typing import Any
 import orjson
 import uvicorn
 
-from connect import rest_security
 from connect.api.errors import ConnectError
-from connect.config import string_values
-from connect.herder import Herder
-from connect.properties import load_properties
-from connect.runtime import Runtime, Startup, distributed, lifespan, standalone
+from connect.config.properties import load_properties
+from connect.runtime.assembly import Runtime, Startup, distributed, lifespan, standalone
+from connect.runtime.herder import Herder
+from connect.runtime.worker_config import string_values
+from rest import security as rest_security
 
 log = logging.getLogger(__name__)
 LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s) [%(threadName)s]"

@@ -1,4 +1,4 @@
-"""The FastAPI application serving Kafka Connect's REST API over a :class:`~connect.herder.Herder`."""
+"""The FastAPI application serving Kafka Connect's REST API over a :class:`~connect.runtime.herder.Herder`."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from fastapi import FastAPI
 from fastapi.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from connect import plugins
-from connect.herder import Herder
-from rest import connectors, errors, loggers, metrics, root
+from connect.runtime import plugins
+from connect.runtime.herder import Herder
+from rest import connectors, loggers, metrics, root
+from rest import error_handlers as errors
 from rest import plugins as plugin_routes
 from rest.common import REQUEST_TIMEOUT_S, keep_encoded_slashes
 

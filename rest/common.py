@@ -12,8 +12,8 @@ import orjson
 from fastapi import APIRouter, Request
 from starlette.convertors import Convertor, register_url_convertor
 
-from connect.errors import BadRequestError, ConnectRestError
-from connect.herder import Herder
+from connect.runtime.herder import Herder
+from connect.runtime.rest_errors import BadRequestError, ConnectRestError
 
 T = TypeVar("T")
 SLASH = "\x00"  # stands for an encoded "/" (%2F) inside a connector name while routing; names never hold NUL

@@ -9,10 +9,10 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
-from connect import offsets_admin
 from connect.api.errors import NotFoundError
-from connect.config import string_values
-from connect.errors import BadRequestError, ConnectRestError
+from connect.runtime import offsets_admin
+from connect.runtime.rest_errors import BadRequestError, ConnectRestError
+from connect.runtime.worker_config import string_values
 from connect.storage.config_state import TargetState
 from rest import models
 from rest import openapi as oa

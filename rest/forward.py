@@ -11,8 +11,8 @@ from urllib.parse import urlencode
 from fastapi import Request
 from fastapi.responses import Response
 
-from connect import forwarding
-from connect.cluster import RequestTargetError
+from connect.distributed import forwarding
+from connect.distributed.cluster import RequestTargetError
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ def _target(request: Request, exc: RequestTargetError) -> str | None:
 
 async def forward(request: Request, exc: RequestTargetError) -> Response:
     """The other worker's answer, relayed unchanged (status, body, ``Location``)."""
-    from rest.errors import error_response
+    from rest.error_handlers import error_response
 
     url = _target(request, exc)
     if url is None:

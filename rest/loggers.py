@@ -1,8 +1,8 @@
 """``/admin/loggers``: read and change log levels at runtime (Connect's ``LoggingResource``, KIP-495 / KIP-976).
 
-The levels live in :mod:`connect.loggers`. Two optional attributes of ``app.state`` plug the router in:
+The levels live in :mod:`connect.runtime.loggers`. Two optional attributes of ``app.state`` plug the router in:
 
-- ``loggers``: the :class:`~connect.loggers.Loggers` to use (default: the process-wide one);
+- ``loggers``: the :class:`~connect.runtime.loggers.Loggers` to use (default: the process-wide one);
 - ``publish_cluster_level``: a callable ``(namespace, level)`` that spreads a ``?scope=cluster`` change to every
   worker (in Connect, the ``logger-cluster-<namespace>`` config-topic record, which each worker, this one
   included, applies when it reads it back). It may return an awaitable or a ``concurrent.futures.Future``,
@@ -21,8 +21,8 @@ import orjson
 from fastapi import APIRouter, Request, Response
 
 from connect.api.errors import NotFoundError
-from connect.errors import BadRequestError
-from connect.loggers import Loggers, default_loggers, parse_level
+from connect.runtime.loggers import Loggers, default_loggers, parse_level
+from connect.runtime.rest_errors import BadRequestError
 from rest import openapi as oa
 from rest.common import await_future, json_body, route
 

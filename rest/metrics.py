@@ -7,7 +7,7 @@ import asyncio
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from connect import metrics
+from rest import prometheus as metrics
 from rest.common import herder_of, route
 
 router = APIRouter()

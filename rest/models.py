@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from connect.entities import ConnectorInfo, ConnectorStateInfo, StateInfo, TaskInfo
+from connect.runtime.entities import ConnectorInfo, ConnectorStateInfo, StateInfo, TaskInfo
 
 
 class CreateConnectorRequest(BaseModel):

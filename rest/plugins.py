@@ -7,10 +7,10 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from connect import plugins, validation
 from connect.api.errors import NotFoundError
-from connect.config import string_values
-from connect.errors import BadRequestError, ConnectRestError
+from connect.runtime import plugins, validation
+from connect.runtime.rest_errors import BadRequestError, ConnectRestError
+from connect.runtime.worker_config import string_values
 from rest import openapi as oa
 from rest.common import REQUEST_TIMEOUT_S, herder_of, json_body, route
 

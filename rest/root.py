@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from connect import plugins
+from connect.runtime import plugins
 from rest import openapi as oa
 from rest.common import herder_of, route
 

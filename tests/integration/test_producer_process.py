@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from connect import clients
-from connect.producer_process import ProcessProducer
+from connect.runtime.producer_process import ProcessProducer
 from tests.integration.support import read_topic, unique
 
 pytestmark = pytest.mark.integration

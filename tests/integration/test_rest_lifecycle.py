@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from connect.offsets_admin import ALTERED, RESET
+from connect.runtime.offsets_admin import ALTERED, RESET
 from tests.integration.support import Worker, read_topic, unique
 
 pytestmark = pytest.mark.integration

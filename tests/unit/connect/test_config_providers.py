@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from connect.config_providers import ConfigTransformer
+from connect.config.providers import ConfigTransformer
 
 WORKER = {
     "config.providers": "file,env,dir",

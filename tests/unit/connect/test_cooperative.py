@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from connect import group_protocol as gp
-from connect.cooperative import CooperativeAssignor
+from connect.distributed import protocol as gp
+from connect.distributed.assignors import CooperativeAssignor
 from connect.storage.config_state import ConfigState, ConnectorTaskId, TargetState
 
 

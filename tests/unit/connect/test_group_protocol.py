@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from connect import group_protocol as gp
 from connect.api.errors import ConnectError
+from connect.distributed import protocol as gp
 from connect.storage.config_state import ConfigState, ConnectorTaskId, TargetState
 
 JAVA_METADATA = "00000016687474703a2f2f3132372e302e302e313a383038332f000000000000002a"
@@ -113,8 +113,8 @@ def test_eager_assignor_reports_a_config_mismatch_when_the_leader_is_behind() ->
 
 
 def test_session_key_signatures() -> None:
-    from connect import session_keys
-    from connect.errors import ConnectRestError
+    from connect.distributed import session_keys
+    from connect.runtime.rest_errors import ConnectRestError
 
     key = session_keys.new_key()
     body = b'[{"task.class":"x"}]'

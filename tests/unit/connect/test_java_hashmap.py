@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from connect.java_hashmap import JavaHashMap, string_hash, task_config_order
+from connect.javalang import JavaHashMap, string_hash, task_config_order
 
 
 def test_string_hash_is_javas() -> None:

@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from connect import loggers as mod
-from connect.loggers import OFF, TRACE, Loggers, level_name, parse_level
+from connect.runtime import loggers as mod
+from connect.runtime.loggers import OFF, TRACE, Loggers, level_name, parse_level
 
 
 class Clock:
@@ -73,7 +73,7 @@ def test_root_is_listed_and_readable_by_name(loggers: Loggers) -> None:
 
 def test_listing_has_explicit_levels_only_sorted(manager: logging.Manager, loggers: Loggers) -> None:
     manager.getLogger("zeta").setLevel(logging.ERROR)
-    manager.getLogger("connect.herder")  # no level of its own: not listed
+    manager.getLogger("connect.runtime.herder")  # no level of its own: not listed
     manager.getLogger("alpha.beta").setLevel(logging.DEBUG)
     listed = loggers.all_levels()
     assert list(listed) == ["alpha.beta", "root", "zeta"]
@@ -82,8 +82,8 @@ def test_listing_has_explicit_levels_only_sorted(manager: logging.Manager, logge
 
 def test_one_logger_reports_its_effective_level(manager: logging.Manager, loggers: Loggers) -> None:
     manager.getLogger("connect").setLevel(logging.WARNING)
-    manager.getLogger("connect.herder")
-    level = loggers.level("connect.herder")
+    manager.getLogger("connect.runtime.herder")
+    level = loggers.level("connect.runtime.herder")
     assert level is not None and level.to_json() == {"level": "WARN", "last_modified": None}
 
 
@@ -95,13 +95,13 @@ def test_unknown_logger_is_none_and_is_not_created(manager: logging.Manager, log
 
 
 def test_set_level_covers_descendants_not_prefix_siblings(manager: logging.Manager, loggers: Loggers) -> None:
-    for name in ("connect.herder", "connect.storage.offsets", "connectors.mongodb", "connect"):
+    for name in ("connect.runtime.herder", "connect.storage.offsets", "connectors.mongodb", "connect"):
         manager.getLogger(name)
     affected = loggers.set_level("connect", "debug")
-    assert affected == ["connect", "connect.herder", "connect.storage.offsets"]
+    assert affected == ["connect", "connect.runtime.herder", "connect.storage.offsets"]
     assert manager.getLogger("connect.storage.offsets").level == logging.DEBUG
     assert manager.getLogger("connectors.mongodb").level == logging.NOTSET
-    assert list(loggers.all_levels()) == ["connect", "connect.herder", "connect.storage.offsets", "root"]
+    assert list(loggers.all_levels()) == ["connect", "connect.runtime.herder", "connect.storage.offsets", "root"]
 
 
 def test_set_level_creates_the_namespace_logger(manager: logging.Manager, loggers: Loggers, clock: Clock) -> None:

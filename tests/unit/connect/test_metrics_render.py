@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from connect.api.metrics import Metric, debezium_metric
-from connect.metrics import render
+from rest.prometheus import render
 
 
 def test_families_grouped_with_help_type_and_sorted_escaped_labels() -> None:

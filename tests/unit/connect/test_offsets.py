@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from connect.offsets import OffsetReader, OffsetWriter, SubmittedRecords
+from connect.runtime.offsets import OffsetReader, OffsetWriter, SubmittedRecords
 from connect.storage.file import FileOffsetStore
 
 P1 = {"server_id": "a"}

@@ -1,4 +1,4 @@
-from connect.properties import parse_properties
+from connect.config.properties import parse_properties
 
 
 def test_separators_comments_and_continuations() -> None:

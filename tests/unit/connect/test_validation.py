@@ -1,4 +1,4 @@
-"""Connector config descriptions and validation (``connect.validation``) against golden vectors recorded
+"""Connector config descriptions and validation (``connect.runtime.validation``) against golden vectors recorded
 from a real Kafka Connect 4.3.1 worker (standalone, FileStreamSourceConnector, JsonConverter defaults).
 
 How the vectors were recorded: ``GET /connector-plugins/<plugin>/config`` and
@@ -18,11 +18,11 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from connect import plugins, validation
 from connect.api.config import ConfigKey, ConfigType, ConfigValue
-from connect.config import WorkerConfig
-from connect.errors import BadRequestError
-from rest import errors
+from connect.runtime import plugins, validation
+from connect.runtime.rest_errors import BadRequestError
+from connect.runtime.worker_config import WorkerConfig
+from rest import error_handlers as errors
 from rest import plugins as plugin_routes
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from connect import plugins, validation
+from connect.runtime import plugins, validation
 
 JAVA = json.loads((Path(__file__).parent / "data" / "validate_transforms_java.json").read_text("utf-8"))
 WORKER_DEFAULTS = {"key.converter": "org.apache.kafka.connect.json.JsonConverter",

@@ -6,7 +6,7 @@ from __future__ import annotations
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from rest import errors
+from rest import error_handlers as errors
 
 
 def test_unexpected_exception_is_a_connect_500() -> None:

@@ -12,8 +12,8 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 import rest.loggers
-from connect.loggers import Loggers
-from rest import errors
+from connect.runtime.loggers import Loggers
+from rest import error_handlers as errors
 
 NOW = 1_729_800_000_000
 
@@ -50,8 +50,8 @@ def test_list_with_and_without_trailing_slash(client: TestClient, manager: loggi
 
 
 def test_get_one(client: TestClient, manager: logging.Manager) -> None:
-    manager.getLogger("connect.herder")
-    for path in ("/admin/loggers/connect.herder", "/admin/loggers/connect.herder/"):
+    manager.getLogger("connect.runtime.herder")
+    for path in ("/admin/loggers/connect.runtime.herder", "/admin/loggers/connect.runtime.herder/"):
         reply = client.get(path, follow_redirects=False)
         assert reply.status_code == 200
         assert reply.json() == {"level": "INFO", "last_modified": None}
@@ -65,12 +65,12 @@ def test_get_unknown_is_404(client: TestClient) -> None:
 
 
 def test_put_worker_scope_answers_affected_names(client: TestClient, manager: logging.Manager) -> None:
-    manager.getLogger("connect.herder")
+    manager.getLogger("connect.runtime.herder")
     manager.getLogger("connectors.mongodb")
     reply = client.put("/admin/loggers/connect", json={"level": "DEBUG"})
     assert reply.status_code == 200
-    assert reply.json() == ["connect", "connect.herder"]
-    assert client.get("/admin/loggers/connect.herder").json() == {"level": "DEBUG", "last_modified": NOW}
+    assert reply.json() == ["connect", "connect.runtime.herder"]
+    assert client.get("/admin/loggers/connect.runtime.herder").json() == {"level": "DEBUG", "last_modified": NOW}
     assert client.get("/admin/loggers/connectors.mongodb").json()["level"] == "INFO"
     listed = client.get("/admin/loggers/").json()
     assert listed["connect"] == {"level": "DEBUG", "last_modified": NOW}

@@ -11,8 +11,8 @@ import pytest
 from connect.api.data import STRING, Schema, Struct, Type, struct_schema
 from connect.api.errors import ConnectError, DataError, RetriableError
 from connect.api.records import Header, SourceRecord
-from connect.error_handling import FAILED, ErrorHandlingConfig, RetryWithToleranceOperator, Stage
-from connect.transformation_chain import build_chain
+from connect.runtime.error_handling import FAILED, ErrorHandlingConfig, RetryWithToleranceOperator, Stage
+from connect.runtime.transformation_chain import build_chain
 
 VALUE_SCHEMA = struct_schema([("a", STRING), ("b", Schema(Type.INT32, optional=True))], name="v")
 
@@ -87,7 +87,7 @@ def test_tolerance_none_fails_with_the_cause() -> None:
 
 def test_tolerance_all_skips_and_logs(caplog: pytest.LogCaptureFixture) -> None:
     op = operator(tolerance_all=True, log_enable=True, log_include_messages=True)
-    with caplog.at_level(logging.ERROR, logger="connect.error_handling"):
+    with caplog.at_level(logging.ERROR, logger="connect.runtime.error_handling"):
         result = op.execute(Stage.TRANSFORMATION, "org.example.T", lambda: 1 / 0, rec())
     assert result is FAILED and op.skipped == 1
     assert "Executing stage 'TRANSFORMATION' with class 'org.example.T'" in caplog.text
@@ -95,7 +95,7 @@ def test_tolerance_all_skips_and_logs(caplog: pytest.LogCaptureFixture) -> None:
 
 
 def test_tolerance_all_without_log_still_warns(caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="connect.error_handling"):
+    with caplog.at_level(logging.WARNING, logger="connect.runtime.error_handling"):
         assert operator(tolerance_all=True).execute(Stage.KEY_CONVERTER, "K", lambda: 1 / 0, rec()) is FAILED
     assert "Skipping a record of data.t" in caplog.text
 

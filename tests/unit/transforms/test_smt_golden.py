@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from connect import plugins
 from connect.api.errors import ConnectError
+from connect.runtime import plugins
 from tests.unit.transforms.golden import load, record, record_json
 
 CASES = load("transforms/smt_golden.json")

@@ -12,11 +12,11 @@ from typing import Any
 from connect.api.data import STRING, Schema, Struct, Type, struct_schema
 from connect.api.records import SourceRecord
 from connect.api.task import SourceTask
-from connect.error_handling import ErrorHandlingConfig
-from connect.source_runner import Converters, TaskStatusListener, WorkerSourceTask
+from connect.runtime.error_handling import ErrorHandlingConfig
+from connect.runtime.transformation_chain import build_chain
+from connect.runtime.worker_source_task import Converters, TaskStatusListener, WorkerSourceTask
 from connect.storage.config_state import ConnectorTaskId
 from connect.storage.file import FileOffsetStore
-from connect.transformation_chain import build_chain
 from converters.header import SimpleHeaderConverter
 from converters.json import JsonConverter
 

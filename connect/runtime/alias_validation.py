@@ -17,9 +17,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from connect import plugins
 from connect.api.config import ConfigKey, ConfigType, ConfigValue
-from connect.plugins import PluginDesc
+from connect.runtime import plugins
+from connect.runtime.plugins import PluginDesc
 
 _IMPORTANCE = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
 _PREDICATE_KEY = ConfigKey("predicate", ConfigType.STRING, None, importance="MEDIUM",
@@ -42,7 +42,7 @@ def _sorted(keys: Sequence[ConfigKey]) -> list[ConfigKey]:
 
 
 def _parse(key: ConfigKey, raw: str) -> tuple[Any, str | None]:
-    from connect.validation import ParseError, parse  # validation imports this module
+    from connect.runtime.validation import ParseError, parse  # validation imports this module
 
     try:
         return parse(key.name, key.type, raw), None
@@ -51,7 +51,7 @@ def _parse(key: ConfigKey, raw: str) -> tuple[Any, str | None]:
 
 
 def _render(key: ConfigKey, value: Any) -> str | None:
-    from connect.validation import render  # validation imports this module
+    from connect.runtime.validation import render  # validation imports this module
 
     return render(key.type, value)
 

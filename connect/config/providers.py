@@ -17,8 +17,8 @@ import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from connect.config import prefixed
-from connect.properties import load_properties
+from connect.config.properties import load_properties
+from connect.runtime.worker_config import prefixed
 
 log = logging.getLogger(__name__)
 

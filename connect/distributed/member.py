@@ -1,7 +1,7 @@
 """The worker's membership of its Connect group (Connect's ``WorkerGroupMember`` and ``WorkerCoordinator``).
 
 This is the kafka-python seam of the group protocol: a coordinator of protocol type ``connect`` whose
-metadata and assignments are Connect's (:mod:`connect.group_protocol`). The herder thread drives it with
+metadata and assignments are Connect's (:mod:`connect.distributed.protocol`). The herder thread drives it with
 :meth:`WorkerGroupMember.poll`; kafka-python's own thread sends heartbeats between polls. Callbacks run
 while the herder thread waits inside :meth:`poll`, so they may touch the herder's state.
 """
@@ -16,8 +16,8 @@ from kafka.coordinator.base import BaseCoordinator
 from kafka.net.compat import KafkaNetClient
 
 from connect import clients
-from connect import group_protocol as gp
 from connect.api.errors import ConnectError
+from connect.distributed import protocol as gp
 
 log = logging.getLogger(__name__)
 

@@ -29,13 +29,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from connect import plugins
-from connect.alias_validation import alias_entries
 from connect.api.config import ConfigDef, ConfigKey, ConfigType, ConfigValue
 from connect.api.errors import ConfigError
-from connect.config import CONNECTOR_CONFIG_DEF
-from connect.errors import BadRequestError
-from connect.plugins import PluginDesc
+from connect.runtime import plugins
+from connect.runtime.alias_validation import alias_entries
+from connect.runtime.plugins import PluginDesc
+from connect.runtime.rest_errors import BadRequestError
+from connect.runtime.worker_config import CONNECTOR_CONFIG_DEF
 
 log = logging.getLogger(__name__)
 

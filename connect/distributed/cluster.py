@@ -13,11 +13,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from connect import group_protocol as gp
-from connect.config import WorkerConfig
-from connect.cooperative import CooperativeAssignor
-from connect.errors import ConflictError, ConnectRestError
-from connect.group_member import WorkerGroupMember
+from connect.distributed import protocol as gp
+from connect.distributed.assignors import CooperativeAssignor
+from connect.distributed.member import WorkerGroupMember
+from connect.runtime.rest_errors import ConflictError, ConnectRestError
+from connect.runtime.worker_config import WorkerConfig
 from connect.storage.base import ConfigStore
 from connect.storage.config_state import ConfigState, ConnectorTaskId
 

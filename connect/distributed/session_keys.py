@@ -11,7 +11,7 @@ import os
 import time
 from collections.abc import Mapping
 
-from connect.errors import ConnectRestError
+from connect.runtime.rest_errors import ConnectRestError
 from connect.storage.config_state import SessionKey
 
 ALGORITHM = "HmacSHA256"

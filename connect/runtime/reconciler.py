@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import logging
 
-from connect import group_protocol as gp
-from connect.cluster import ClusterView
-from connect.forwarding import forward_task_configs
-from connect.herder_group import GroupMembership
+from connect.distributed import protocol as gp
+from connect.distributed.cluster import ClusterView
+from connect.distributed.coordinator import GroupMembership
+from connect.distributed.forwarding import forward_task_configs
+from connect.runtime.worker import Worker
 from connect.storage.base import ConfigStore, StatusStore
 from connect.storage.config_state import ConfigState, ConnectorTaskId, TargetState
-from connect.worker import Worker
 
 log = logging.getLogger(__name__)
 

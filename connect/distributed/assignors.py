@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
-from connect import group_protocol as gp
+from connect.distributed import protocol as gp
 from connect.storage.config_state import ConfigState, ConnectorTaskId
 
 log = logging.getLogger(__name__)

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from concurrent.futures import Future
 from typing import Any
 
-from connect import plugins
 from connect.api.errors import ConnectError, NotFoundError
-from connect.errors import BadRequestError
-from connect.herder import Herder
+from connect.runtime import plugins
+from connect.runtime.herder import Herder
+from connect.runtime.rest_errors import BadRequestError
 from connect.storage import codec
 from connect.storage.config_state import TargetState
 

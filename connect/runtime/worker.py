@@ -13,19 +13,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from connect import clients, java_hashmap, plugins
+from connect import clients
+from connect import javalang as java_hashmap
 from connect.api.connector import SourceConnector
 from connect.api.errors import ConnectError
 from connect.api.metrics import Metric
 from connect.api.task import SourceTask
-from connect.config import WorkerConfig, prefixed
-from connect.config_providers import ConfigTransformer
-from connect.error_handling import ErrorHandlingConfig
-from connect.producer_process import ProcessProducer, ThreadProducer
-from connect.source_runner import Converters, SourceProducer, TaskStatusListener, WorkerSourceTask
+from connect.config.providers import ConfigTransformer
+from connect.runtime import plugins
+from connect.runtime.error_handling import ErrorHandlingConfig
+from connect.runtime.producer_process import ProcessProducer, ThreadProducer
+from connect.runtime.transformation_chain import build_chain
+from connect.runtime.worker_config import WorkerConfig, prefixed
+from connect.runtime.worker_source_task import Converters, SourceProducer, TaskStatusListener, WorkerSourceTask
 from connect.storage.base import OffsetStore, Status, StatusStore
 from connect.storage.config_state import ConnectorTaskId
-from connect.transformation_chain import build_chain
 
 log = logging.getLogger(__name__)
 

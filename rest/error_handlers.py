@@ -11,8 +11,8 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from connect.api.errors import AlreadyExistsError, ConnectError, NotFoundError
-from connect.cluster import RequestTargetError
-from connect.errors import ConnectRestError
+from connect.distributed.cluster import RequestTargetError
+from connect.runtime.rest_errors import ConnectRestError
 from rest.forward import forward
 
 log = logging.getLogger(__name__)

@@ -17,12 +17,12 @@ from connect.api.metrics import Metric
 from connect.api.records import SourceRecord
 from connect.api.task import OffsetStorageReader, SourceTask
 from connect.api.topics import TopicReaders
-from connect.error_handling import FAILED, ErrorHandlingConfig, RetryWithToleranceOperator, Stage
-from connect.offsets import OffsetReader, OffsetWriter, SubmittedRecord, SubmittedRecords
-from connect.signals import TOPIC_READERS
+from connect.runtime.error_handling import FAILED, ErrorHandlingConfig, RetryWithToleranceOperator, Stage
+from connect.runtime.offsets import OffsetReader, OffsetWriter, SubmittedRecord, SubmittedRecords
+from connect.runtime.topic_readers import TOPIC_READERS
+from connect.runtime.transformation_chain import TransformationChain
 from connect.storage.base import OffsetStore
 from connect.storage.config_state import ConnectorTaskId
-from connect.transformation_chain import TransformationChain
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ RETRY_BACKOFF_S = 0.1
 
 
 class SourceProducer(Protocol):
-    """What the loop needs of a producer (:mod:`connect.producer_process` has two)."""
+    """What the loop needs of a producer (:mod:`connect.runtime.producer_process` has two)."""
 
     def send(self, topic: str, *, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
              partition: int | None, timestamp_ms: int | None) -> Any:
@@ -73,7 +73,7 @@ class _Context:
     connector_name: str
     task_id: int
     offset_storage_reader: OffsetStorageReader
-    topic_readers: TopicReaders | None = TOPIC_READERS  # Kafka signal channels (connect/signals.py)
+    topic_readers: TopicReaders | None = TOPIC_READERS  # Kafka signal channels (connect/runtime/topic_readers.py)
 
 
 @dataclass(frozen=True)

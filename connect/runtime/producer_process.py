@@ -80,7 +80,7 @@ class ProcessProducer:
     def __init__(self, settings: Mapping[str, Any], name: str, start_timeout: float = 60.0) -> None:
         parent_sock, child_sock = socket.socketpair()
         self._process = subprocess.Popen(  # a plain child: no multiprocessing resource tracker beside it
-            [sys.executable, "-m", "connect.producer_process", str(child_sock.fileno())],
+            [sys.executable, "-m", "connect.runtime.producer_process", str(child_sock.fileno())],
             pass_fds=(child_sock.fileno(),), stdin=subprocess.DEVNULL,
         )
         child_sock.close()

@@ -11,15 +11,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from connect import clients
-from connect.cluster import join_group
-from connect.config import WorkerConfig, prefixed
-from connect.herder import Herder
+from connect.distributed.cluster import join_group
+from connect.runtime.herder import Herder
+from connect.runtime.worker import Worker
+from connect.runtime.worker_config import WorkerConfig, prefixed
 from connect.storage.base import ConfigStore, OffsetStore, StatusStore
 from connect.storage.file import FileOffsetStore
 from connect.storage.kafka import KafkaConfigStore, KafkaOffsetStore, KafkaStatusStore, create_internal_topics
 from connect.storage.kafka_log import TopicSpec
 from connect.storage.memory import MemoryConfigStore, MemoryStatusStore
-from connect.worker import Worker
 
 log = logging.getLogger(__name__)
 

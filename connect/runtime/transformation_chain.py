@@ -24,13 +24,13 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from connect import plugins
 from connect.api.config import parse_list
 from connect.api.errors import ConnectError
 from connect.api.records import SourceRecord
 from connect.api.transforms import Predicate, Transformation
-from connect.config import prefixed
-from connect.error_handling import FAILED, RetryWithToleranceOperator, Stage
+from connect.runtime import plugins
+from connect.runtime.error_handling import FAILED, RetryWithToleranceOperator, Stage
+from connect.runtime.worker_config import prefixed
 
 log = logging.getLogger(__name__)
 

@@ -2,9 +2,9 @@
 ``StandaloneHerder``).
 
 One thread owns the cluster state. REST handlers submit commands and wait on futures; config-store
-changes wake the thread, which then reconciles what runs in the :class:`~connect.worker.Worker` with
+changes wake the thread, which then reconciles what runs in the :class:`~connect.runtime.worker.Worker` with
 the stored configuration. With in-memory stores this is standalone mode; with Kafka stores it is
-distributed mode, where the group assigns this worker its share (:mod:`connect.herder_group`).
+distributed mode, where the group assigns this worker its share (:mod:`connect.distributed.coordinator`).
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any, TypeVar
 
-from connect import plugins, validation
 from connect.api.errors import AlreadyExistsError, ConnectError, NotFoundError
-from connect.cluster import ClusterView
-from connect.entities import ConnectorInfo, ConnectorStateInfo, Created, StateInfo, TaskInfo
-from connect.errors import BadRequestError
-from connect.reconciler import Reconciler
+from connect.distributed.cluster import ClusterView
+from connect.runtime import plugins, validation
+from connect.runtime.entities import ConnectorInfo, ConnectorStateInfo, Created, StateInfo, TaskInfo
+from connect.runtime.reconciler import Reconciler
+from connect.runtime.rest_errors import BadRequestError
+from connect.runtime.worker import Worker
 from connect.storage.base import ConfigStore, StatusStore
 from connect.storage.config_state import ConfigState, ConnectorTaskId, TargetState
-from connect.worker import Worker
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -362,7 +362,7 @@ class Herder(Reconciler):
 
     @staticmethod
     def _apply_logger_level(namespace: str, level: str) -> None:
-        from connect.loggers import default_loggers
+        from connect.runtime.loggers import default_loggers
 
         try:
             default_loggers().set_level(namespace, level)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import quote
 
-from connect import session_keys
+from connect.distributed import session_keys
 from connect.storage.config_state import SessionKey
 
 log = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from connect.api.errors import ConfigError
-from connect.properties import load_properties
+from connect.config.properties import load_properties
 
 BASIC_AUTH_EXTENSION = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
 

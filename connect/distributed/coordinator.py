@@ -7,14 +7,14 @@ import logging
 import threading
 from collections.abc import Mapping
 
-from connect import group_protocol as gp
-from connect import session_keys
 from connect.api.errors import ConnectError
-from connect.cluster import ClusterView, RequestTargetError
-from connect.errors import ConflictError
+from connect.distributed import protocol as gp
+from connect.distributed import session_keys
+from connect.distributed.cluster import ClusterView, RequestTargetError
+from connect.runtime.rest_errors import ConflictError
+from connect.runtime.worker import Worker
 from connect.storage.base import ConfigStore
 from connect.storage.config_state import ConfigState, ConnectorTaskId
-from connect.worker import Worker
 
 log = logging.getLogger(__name__)
 
