@@ -27,7 +27,10 @@ def error_response(status: int, message: str) -> JSONResponse:
 
 async def _connect_error(request: Request, exc: Exception) -> Response:
     if isinstance(exc, RequestTargetError):
-        return await forward(request, exc)
+        try:
+            return await forward(request, exc)
+        except ConnectRestError as failed:  # cannot be forwarded: Connect's 409, or its 500 on an IO error
+            return error_response(failed.status, failed.message)
     if isinstance(exc, ConnectRestError):
         return error_response(exc.status, exc.message)
     if isinstance(exc, NotFoundError):
