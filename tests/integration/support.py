@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import httpx
@@ -47,6 +47,22 @@ class Worker:
         )
 
 
+def create_connector(worker: Worker, name: str, config: Mapping[str, Any], *, initial_state: str | None = None,
+                     wait_running: bool = True, timeout: float = 60) -> dict[str, Any]:
+    """``POST /connectors`` with ``name`` and ``config`` (and ``initial_state`` if given), asserting Connect's 201;
+    then, unless ``wait_running`` is False, wait until the connector and all its tasks are RUNNING (failing at once
+    if a task FAILED). Returns the body of the 201 (the created connector's info)."""
+    body: dict[str, Any] = {"name": name, "config": dict(config)}
+    if initial_state is not None:
+        body["initial_state"] = initial_state
+    reply = worker.http.post("/connectors", json=body)
+    assert reply.status_code == 201, f"POST /connectors {name}: {reply.status_code} {reply.text}"
+    if wait_running:
+        worker.wait_running(name, timeout)
+    created: dict[str, Any] = reply.json()
+    return created
+
+
 def unique(prefix: str) -> str:
     """A name no other test uses."""
     return f"{prefix}{uuid.uuid4().hex[:8]}"
@@ -66,17 +82,26 @@ def assign_from_beginning(consumer: KafkaConsumer, topic: str, deadline: float) 
     consumer.seek_to_beginning(*tps)
 
 
-def read_topic(bootstrap: str, topic: str, count: int, timeout: float = 60) -> list[Any]:
-    """At least ``count`` records of ``topic`` (all partitions, from the beginning), or fail after ``timeout``."""
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
+def read_topic(bootstrap: str, topic: str, count: int | None = None, *,
+               until: Callable[[list[Any]], bool] | None = None, timeout: float = 60) -> list[Any]:
+    """The records of ``topic`` (all partitions, from the beginning, waiting for the topic to appear), read until
+    there are at least ``count`` of them, or until ``until(fresh)`` holds for a batch of newly read records
+    (``until`` sees each record once); fails after ``timeout`` seconds. May return more than ``count``."""
+    assert (count is None) != (until is None), "read until a count or until a condition"
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+                             max_partition_fetch_bytes=8 << 20, fetch_max_bytes=64 << 20)
     try:
         deadline = time.monotonic() + timeout
         assign_from_beginning(consumer, topic, deadline)
         records: list[Any] = []
-        while len(records) < count and time.monotonic() < deadline:
-            for batch in consumer.poll(timeout_ms=500).values():
-                records.extend(batch)
-        assert len(records) >= count, f"{topic}: {len(records)} records, expected {count}"
+        while (count is None or len(records) < count) and time.monotonic() < deadline:
+            fresh = [r for batch in consumer.poll(timeout_ms=500, max_records=50_000).values() for r in batch]
+            records.extend(fresh)
+            if until is not None and fresh and until(fresh):
+                return records
+        if until is not None:
+            raise AssertionError(f"{topic}: condition not met after {len(records)} records")
+        assert count is not None and len(records) >= count, f"{topic}: {len(records)} records, expected {count}"
         return records
     finally:
         consumer.close()

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.support import Worker, read_topic, unique
+from tests.integration.support import Worker, create_connector, read_topic, unique
 
 pytestmark = pytest.mark.integration
 
@@ -26,8 +26,7 @@ def test_connection_string_from_a_secrets_file(worker_factory: Callable[..., Wor
     placeholder = f"${{file:{secrets}:uri}}"
     config = {"connector.class": "MongoDbConnector", "mongodb.connection.string": placeholder,
               "topic.prefix": prefix, "collection.include.list": f"{db}.c"}
-    assert worker.http.post("/connectors", json={"name": name, "config": config}).status_code == 201
-    worker.wait_running(name)
+    create_connector(worker, name, config)
     assert worker.http.get(f"/connectors/{name}/config").json()["mongodb.connection.string"] == placeholder
     assert worker.http.get(f"/connectors/{name}/tasks").json()[0]["config"]["mongodb.connection.string"] == \
         placeholder, "task configs keep the placeholder too"

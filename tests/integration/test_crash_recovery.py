@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.support import Worker, payload, read_topic, unique
+from tests.integration.support import Worker, create_connector, payload, read_topic, unique
 
 pytestmark = pytest.mark.integration
 
@@ -33,8 +33,7 @@ def test_sigkill_mid_stream_loses_nothing(worker: Worker, stack: Any, mongo: Any
     config = {"connector.class": "io.debezium.connector.mongodb.MongoDbConnector",
               "mongodb.connection.string": stack.mongo_uri, "topic.prefix": prefix,
               "collection.include.list": f"{db}.items"}
-    assert worker.http.post("/connectors", json={"name": name, "config": config}).status_code == 201
-    worker.wait_running(name)
+    create_connector(worker, name, config)
     topic = f"{prefix}.{db}.items"
 
     done = threading.Event()

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.support import Worker, payload, read_topic, unique
+from tests.integration.support import Worker, create_connector, payload, read_topic, unique
 
 pytestmark = pytest.mark.integration
 
@@ -128,7 +128,7 @@ def test_a_worker_with_another_config_topic_is_refused_and_the_group_goes_on(
     assert "every worker of a group must use the same config, offset and status topics" in str(refused.value)
     name = unique("after-refusal-")
     config = {"connector.class": "FileStreamSource", "file": "/dev/null", "topic": name}
-    assert first.http.post("/connectors", json={"name": name, "config": config}).status_code == 201
+    create_connector(first, name, config, wait_running=False)
     _wait(lambda: first.http.get(f"/connectors/{name}/status").status_code == 200, "the group to keep working")
 
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.support import Worker, read_topic, unique
+from tests.integration.support import Worker, create_connector, read_topic, unique
 
 pytestmark = pytest.mark.integration
 
@@ -23,8 +23,7 @@ def test_heartbeats_advance_offsets_on_a_filtered_stream(worker: Worker, stack: 
     name, prefix, db = unique("hb-"), unique("hb"), unique("hbdb_")
     config = {"connector.class": "MongoDbConnector", "mongodb.connection.string": stack.mongo_uri,
               "topic.prefix": prefix, "collection.include.list": f"{db}.wanted", "heartbeat.interval.ms": "300"}
-    assert worker.http.post("/connectors", json={"name": name, "config": config}).status_code == 201
-    worker.wait_running(name)
+    create_connector(worker, name, config)
     heartbeats = read_topic(stack.kafka_bootstrap, f"__debezium-heartbeat.{prefix}", 1)
     key = json.loads(heartbeats[0].key)
     assert key["schema"]["name"] == "io.debezium.connector.common.ServerNameKey"

@@ -11,7 +11,7 @@ from kafka import KafkaAdminClient
 
 from connect.storage.kafka_log import cleanup_policy
 from connectors.mongodb.connector import DEBEZIUM_VERSION
-from tests.integration.support import Worker, read_topic, unique
+from tests.integration.support import Worker, create_connector, read_topic, unique
 
 pytestmark = pytest.mark.integration
 
@@ -29,8 +29,7 @@ def test_internal_topics_use_connect_formats(worker: Worker, stack: Any, mongo: 
     config = {"connector.class": "io.debezium.connector.mongodb.MongoDbConnector",
               "mongodb.connection.string": stack.mongo_uri, "topic.prefix": prefix,
               "collection.include.list": f"{db}.c"}
-    assert worker.http.post("/connectors", json={"name": name, "config": config}).status_code == 201
-    worker.wait_running(name)
+    create_connector(worker, name, config)
     mongo[db].c.insert_one({"_id": 1})
     read_topic(stack.kafka_bootstrap, f"{prefix}.{db}.c", 1)
 

@@ -14,7 +14,7 @@ import pytest
 from compat.rest_side_by_side import JavaConnect
 from stack import free_port
 from stack.worker import ConnectWorker, distributed_properties
-from tests.integration.support import read_topic, unique
+from tests.integration.support import Worker, create_connector, read_topic, unique
 
 pytestmark = pytest.mark.integration
 
@@ -53,7 +53,7 @@ def test_java_connect_and_ours_take_over_each_others_connectors_and_offsets(stac
     ours = ConnectWorker(tmp_path / "ours-1", port, distributed_properties(stack.kafka_bootstrap, port, group_id=group))
     ours.start()
     try:
-        assert httpx.post(f"{ours.address}/connectors", json={"name": name, "config": config}).status_code == 201
+        create_connector(Worker(ours), name, config, wait_running=False)
         assert _lines(read_topic(stack.kafka_bootstrap, topic, 5)) == [f"line {n}" for n in range(5)]
         ours_offsets = _offsets_at(ours.address, name, data.stat().st_size)
     finally:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.support import Worker, unique
+from tests.integration.support import Worker, create_connector, unique
 
 pytestmark = pytest.mark.integration
 
@@ -27,8 +27,7 @@ def test_metrics_count_the_records_a_task_wrote(worker: Worker, stack: Any, mong
     name, prefix, db = unique("metrics-"), unique("met"), unique("metdb_")
     config = {"connector.class": "MongoDbConnector", "mongodb.connection.string": stack.mongo_uri,
               "topic.prefix": prefix, "collection.include.list": f"{db}.c"}
-    assert worker.http.post("/connectors", json={"name": name, "config": config}).status_code == 201
-    worker.wait_running(name)
+    create_connector(worker, name, config)
     mongo[db].c.insert_many([{"_id": n} for n in range(25)])
     deadline = time.monotonic() + 60
     written = None

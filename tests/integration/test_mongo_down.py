@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.support import Worker, unique
+from tests.integration.support import Worker, create_connector, unique
 
 pytestmark = pytest.mark.integration
 
@@ -17,7 +17,7 @@ def test_task_fails_readably_when_mongodb_is_down(worker: Worker, stack: Any, mo
     name = unique("down-")
     config = {"connector.class": "MongoDbConnector", "mongodb.connection.string": stack.mongo_uri,
               "topic.prefix": unique("down"), "mongodb.server.selection.timeout.ms": "2000"}
-    assert worker.http.post("/connectors", json={"name": name, "config": config}).status_code == 201
+    create_connector(worker, name, config, wait_running=False)
     status = worker.wait_status(name, lambda s: bool(s["tasks"]) and s["tasks"][0]["state"] == "FAILED")
     trace = status["tasks"][0]["trace"]
     assert "Unable to connect to MongoDB" in trace

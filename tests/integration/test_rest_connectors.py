@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.integration.support import Worker, unique
+from tests.integration.support import Worker, create_connector, unique
 
 pytestmark = pytest.mark.integration
 
@@ -32,8 +32,7 @@ def test_root_and_plugins(worker: Worker) -> None:
 def test_create_read_update_delete(worker: Worker, stack: Any) -> None:
     name = unique("crud-")
     config = _mongo_config(stack.mongo_uri)
-    created = worker.http.post("/connectors", json={"name": name, "config": config})
-    assert created.status_code == 201
+    create_connector(worker, name, config, wait_running=False)
     assert worker.http.get("/connectors").json() == [name]
     worker.wait_running(name)
     info = worker.http.get(f"/connectors/{name}").json()
@@ -75,8 +74,7 @@ def test_create_read_update_delete(worker: Worker, stack: Any) -> None:
 
 def test_bad_input_gets_connect_errors_and_loses_nothing(worker: Worker, stack: Any) -> None:
     keep = unique("keep-")
-    assert worker.http.post("/connectors", json={"name": keep, "config": _mongo_config(stack.mongo_uri)}
-                            ).status_code == 201
+    create_connector(worker, keep, _mongo_config(stack.mongo_uri), wait_running=False)
 
     no_conn = _mongo_config(stack.mongo_uri)
     del no_conn["mongodb.connection.string"]

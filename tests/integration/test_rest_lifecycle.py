@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from connect.runtime.offsets_admin import ALTERED, RESET
-from tests.integration.support import Worker, read_topic, unique
+from tests.integration.support import Worker, create_connector, read_topic, unique
 
 pytestmark = pytest.mark.integration
 
@@ -24,12 +24,11 @@ def _eventually(check: Callable[[], bool], what: str, timeout: float = 30) -> No
     raise AssertionError(f"never happened: {what}")
 
 
-def _mongo_connector(worker: Worker, stack: Any, **extra: Any) -> tuple[str, str, str]:
+def _mongo_connector(worker: Worker, stack: Any, initial_state: str | None = None) -> tuple[str, str, str]:
     name, prefix, db = unique("life-"), unique("life"), unique("lifedb_")
     config = {"connector.class": "MongoDbConnector", "mongodb.connection.string": stack.mongo_uri,
               "topic.prefix": prefix, "collection.include.list": f"{db}.c"}
-    reply = worker.http.post("/connectors", json={"name": name, "config": config, **extra})
-    assert reply.status_code == 201, reply.text
+    create_connector(worker, name, config, initial_state=initial_state, wait_running=False)
     return name, prefix, db
 
 
@@ -108,7 +107,7 @@ def test_restarts(worker: Worker, stack: Any, tmp_path: Any) -> None:
 
     broken = unique("broken-")
     config = {"connector.class": "FileStreamSource", "topic": unique("t"), "file": ""}
-    assert worker.http.post("/connectors", json={"name": broken, "config": config}).status_code == 201
+    create_connector(worker, broken, config, wait_running=False)
     worker.wait_status(broken, lambda s: bool(s["tasks"]) and s["tasks"][0]["state"] == "FAILED")
     only_failed = worker.http.post(f"/connectors/{broken}/restart",
                                    params={"includeTasks": "true", "onlyFailed": "true"})
@@ -129,10 +128,9 @@ def test_patch_config_initial_state_and_topics(worker: Worker, stack: Any, mongo
     assert worker.http.patch("/connectors/none/config", json={"a": "b"}).status_code == 404
 
     stopped = unique("stopped-")
-    reply = worker.http.post("/connectors", json={"name": stopped, "initial_state": "STOPPED", "config": {
-        "connector.class": "MongoDbConnector", "mongodb.connection.string": stack.mongo_uri,
-        "topic.prefix": unique("s")}})
-    assert reply.status_code == 201
+    create_connector(worker, stopped, {"connector.class": "MongoDbConnector",
+                                       "mongodb.connection.string": stack.mongo_uri, "topic.prefix": unique("s")},
+                     initial_state="STOPPED", wait_running=False)
     _eventually(lambda: worker.http.get(f"/connectors/{stopped}/status").status_code == 200 and
                 _state(worker, stopped) == ("STOPPED", []), "created STOPPED")
 

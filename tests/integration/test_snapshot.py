@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.support import Worker, payload, read_topic, unique
+from tests.integration.support import Worker, create_connector, payload, read_topic, unique
 
 pytestmark = pytest.mark.integration
 
@@ -17,8 +17,7 @@ def _create(worker: Worker, stack: Any, db: str, prefix: str, **extra: str) -> s
     name = unique("snap-")
     config = {"connector.class": "MongoDbConnector", "mongodb.connection.string": stack.mongo_uri,
               "topic.prefix": prefix, "collection.include.list": f"{db}\\.(a|b)", **extra}
-    assert worker.http.post("/connectors", json={"name": name, "config": config}).status_code == 201
-    worker.wait_running(name)
+    create_connector(worker, name, config)
     return name
 
 

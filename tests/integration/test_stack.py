@@ -9,13 +9,14 @@ import uuid
 from pathlib import Path
 
 import pytest
-from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaAdminClient, KafkaProducer
 from kafka.admin import ConfigResource, ConfigResourceType
 from pymongo import MongoClient
 from pymongo.errors import PyMongoError
 
 import stack as stack_mod
 from stack import MongoServer, StackEndpoints
+from tests.integration.support import read_topic
 
 pytestmark = pytest.mark.integration
 
@@ -37,18 +38,7 @@ def test_produce_and_consume(stack: StackEndpoints) -> None:
         producer.close(timeout=10)
     assert meta.topic == topic
 
-    consumer = KafkaConsumer(bootstrap_servers=stack.kafka_bootstrap, enable_auto_commit=False)
-    try:
-        tp = TopicPartition(topic, 0)
-        consumer.assign([tp])
-        consumer.seek_to_beginning(tp)
-        records = []
-        deadline = time.monotonic() + 30
-        while not records and time.monotonic() < deadline:
-            for batch in consumer.poll(timeout_ms=500).values():
-                records.extend(batch)
-    finally:
-        consumer.close()
+    records = read_topic(stack.kafka_bootstrap, topic, 1, timeout=30)
     assert [(r.key, r.value) for r in records] == [(b"k1", b"hello")]
 
 

@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kafka import KafkaConsumer, TopicPartition
 
 from connect.bootstrap import Action, Bootstrap, RestClient, connector_files, load_spec, main
-from tests.integration.support import Worker, unique
+from tests.integration.support import Worker, create_connector, end_offsets, unique
 
 pytestmark = pytest.mark.integration
 
@@ -33,13 +32,9 @@ def _write(directory: Path, name: str, config: dict[str, Any]) -> Path:
 def _config_topic_size(bootstrap: str, worker: Worker) -> int:
     """Records in the worker group's config topic: every accepted PUT writes one."""
     topic = worker.process.properties["config.storage.topic"]
-    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
-    try:
-        partitions = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
-        assert partitions, f"config topic {topic} not found"
-        return sum(consumer.end_offsets(partitions).values())
-    finally:
-        consumer.close()
+    size = end_offsets(bootstrap, [topic])[topic]
+    assert size, f"config topic {topic} not found (or empty)"
+    return size
 
 
 def test_creates_then_updates_then_leaves_alone(worker: Worker, stack: Any, tmp_path: Path) -> None:
@@ -68,8 +63,7 @@ def test_creates_then_updates_then_leaves_alone(worker: Worker, stack: Any, tmp_
 
 def test_leaves_other_connectors_alone_and_applies_several(worker: Worker, stack: Any, tmp_path: Path) -> None:
     other = unique("manual-")
-    assert worker.http.post("/connectors", json={"name": other, "config": _config(stack.mongo_uri,
-                                                                                   unique("man"))}).status_code == 201
+    create_connector(worker, other, _config(stack.mongo_uri, unique("man")), wait_running=False)
     names = [unique("a-"), unique("b-")]
     for name in names:
         _write(tmp_path / "connectors", name, _config(stack.mongo_uri, unique("multi")))

@@ -1,9 +1,8 @@
 """Fixtures of the MongoDB capture tests: extra SecantusDB servers with their own flags (small oplog, --auth,
-TLS, shards), a connector helper and a Kafka topic reader keyed by record."""
+TLS, shards), a MongoDB connector helper and a reader of the payloads of a topic's records."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,8 @@ import pytest
 
 import stack as stack_mod
 from stack.mongo import MongoServer
-from tests.integration.support import Worker, read_topic
+from tests.integration import support
+from tests.integration.support import Worker, payload, read_topic
 
 
 class FlaggedMongoServer(MongoServer):
@@ -55,19 +55,16 @@ def secantus_factory(tmp_path: Path) -> Iterator[Callable[..., FlaggedMongoServe
         server.stop()
 
 
-def create_connector(worker: Worker, name: str, config: dict[str, str]) -> None:
-    """POST a MongoDB connector and wait until it and its tasks run."""
-    body = {"name": name, "config": {"connector.class": "io.debezium.connector.mongodb.MongoDbConnector",
-                                     "snapshot.mode": "no_data", **config}}
-    reply = worker.http.post("/connectors", json=body)
-    assert reply.status_code == 201, reply.text
-    worker.wait_running(name)
+def create_mongodb_connector(worker: Worker, name: str, config: dict[str, str]) -> None:
+    """Create a MongoDB connector (``snapshot.mode`` ``no_data`` unless ``config`` says otherwise) and wait until it
+    and its tasks run."""
+    support.create_connector(worker, name, {"connector.class": "io.debezium.connector.mongodb.MongoDbConnector",
+                                            "snapshot.mode": "no_data", **config})
 
 
 def values(bootstrap: str, topic: str, count: int, timeout: float = 60) -> list[Any]:
     """The decoded ``payload`` of the value of ``count`` records of ``topic`` (None for tombstones)."""
-    return [None if r.value is None else json.loads(r.value)["payload"]
-            for r in read_topic(bootstrap, topic, count, timeout)]
+    return [payload(r.value) for r in read_topic(bootstrap, topic, count, timeout=timeout)]
 
 
 def client(uri: str) -> pymongo.MongoClient[dict[str, Any]]:

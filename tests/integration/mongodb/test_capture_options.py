@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.mongodb.conftest import create_connector, values
+from tests.integration.mongodb.conftest import create_mongodb_connector, values
 from tests.integration.support import Worker, unique
 
 pytestmark = pytest.mark.integration
@@ -24,7 +24,7 @@ def test_pre_images_fill_before(worker: Worker, stack: Any, mongo: Any) -> None:
     prefixes = {}
     for mode in ("change_streams_with_pre_image", "change_streams_update_full_with_pre_image", "change_streams"):
         prefixes[mode] = unique("p")
-        create_connector(worker, unique("pre-"), {
+        create_mongodb_connector(worker, unique("pre-"), {
             "mongodb.connection.string": stack.mongo_uri, "topic.prefix": prefixes[mode], "capture.mode": mode,
             "collection.include.list": f"{db}.c"})
     coll = mongo[db]["c"]
@@ -53,7 +53,7 @@ def test_pre_images_fill_before(worker: Worker, stack: Any, mongo: Any) -> None:
 def test_scope_pipeline_and_oversize_skip(worker: Worker, stack: Any, mongo: Any) -> None:
     db = unique("scope")
     prefix = unique("s")
-    create_connector(worker, unique("scope-"), {
+    create_mongodb_connector(worker, unique("scope-"), {
         "mongodb.connection.string": stack.mongo_uri, "topic.prefix": prefix,
         "capture.scope": "collection", "capture.target": f"{db}.watched",
         "cursor.pipeline": '[{"$match": {"fullDocument.skip": {"$ne": true}}}]',
@@ -76,7 +76,7 @@ def test_field_excludes_renames_skipped_operations(worker: Worker, stack: Any, m
     db = unique("fields")
     prefix = unique("f")
     mongo[db].create_collection("people", changeStreamPreAndPostImages={"enabled": True})
-    create_connector(worker, unique("fields-"), {
+    create_mongodb_connector(worker, unique("fields-"), {
         "mongodb.connection.string": stack.mongo_uri, "topic.prefix": prefix,
         "collection.include.list": f"{db}.people",
         "capture.mode.full.update.type": "post_image",  # the document as of the update, not as looked up later

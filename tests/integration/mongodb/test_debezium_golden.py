@@ -17,7 +17,7 @@ import pytest
 
 from compat.debezium import harness
 from tests.integration.mongodb.conftest import client
-from tests.integration.support import Worker
+from tests.integration.support import Worker, create_connector
 
 pytestmark = pytest.mark.integration
 
@@ -31,8 +31,7 @@ def test_same_records_as_debezium(worker: Worker, stack: Any, secantus_factory: 
         start = mongo.admin.command("ping")["operationTime"]
         harness.run_operations(mongo)
     config = harness.connector_config(server.uri, "golden", harness.op_time(start))
-    reply = worker.http.post("/connectors", json={"name": "golden", "config": config})
-    assert reply.status_code == 201, reply.text
+    create_connector(worker, "golden", config, wait_running=False)
     got = harness.read_records(stack.kafka_bootstrap, "golden", len(expected), quiet=5)
     assert len(got) == len(expected)
     for ours, theirs in zip(got, expected, strict=True):

@@ -13,7 +13,7 @@ import pytest
 
 from compat.debezium import harness
 from tests.integration.mongodb.conftest import client
-from tests.integration.support import read_topic, unique
+from tests.integration.support import create_connector, read_topic, unique
 
 pytestmark = pytest.mark.integration
 
@@ -58,8 +58,7 @@ def test_offsets_hand_over_both_ways(worker_factory: Any, stack: Any, secantus_f
 
     # 2. ours, on Debezium's offsets: 6..10 streamed, no snapshot
     ours = worker_factory(extra={"offset.storage.topic": f"{group}-offsets"})
-    assert ours.http.post("/connectors", json={"name": name, "config": config}).status_code == 201
-    ours.wait_running(name)
+    create_connector(ours, name, config)
     events = _events(stack.kafka_bootstrap, topic, 11)
     assert events[6:] == [("c", i) for i in range(6, 11)]
     mongo[db]["c"].insert_many([{"_id": i} for i in range(11, 16)])

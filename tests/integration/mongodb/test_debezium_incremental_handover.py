@@ -17,7 +17,8 @@ from bson import ObjectId
 
 from compat.debezium import harness
 from tests.integration.mongodb.conftest import client
-from tests.integration.snapshots.helpers import end_offset, event, read_all
+from tests.integration.snapshots.helpers import end_offset, event
+from tests.integration.support import create_connector, read_topic
 
 pytestmark = pytest.mark.integration
 
@@ -52,7 +53,7 @@ def _read_until_complete(bootstrap: str, topic: str, expected: set[Any]) -> list
     def complete(fresh: list[Any]) -> bool:
         seen.update(_reads(fresh))
         return expected <= seen
-    return read_all(bootstrap, topic, complete, 300)
+    return read_topic(bootstrap, topic, until=complete, timeout=300)
 
 
 def _read_until(bootstrap: str, topic: str, done: Callable[[list[tuple[str, Any]]], bool]) -> list[tuple[str, Any]]:
@@ -62,7 +63,7 @@ def _read_until(bootstrap: str, topic: str, done: Callable[[list[tuple[str, Any]
     def check(fresh: list[Any]) -> bool:
         ops.extend((body["op"], doc_id) for doc_id, body in map(event, fresh) if body is not None)
         return done(ops)
-    read_all(bootstrap, topic, check, 120)
+    read_topic(bootstrap, topic, until=check, timeout=120)
     return ops
 
 
@@ -110,8 +111,7 @@ def test_incremental_snapshot_continues_across_debezium_and_ours(worker_factory:
 
     # 2. ours, on Debezium's offsets: the rest of `ints`, no completed chunk again, then streaming
     ours = worker_factory(extra={"offset.storage.topic": f"{group}-offsets"})
-    assert ours.http.post("/connectors", json={"name": name, "config": config}).status_code == 201
-    ours.wait_running(name)
+    create_connector(ours, name, config)
     expected = set(range(10, DOCS))
     records = _read_until_complete(stack.kafka_bootstrap, ints, expected)
     reads = _reads(records)

@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from pymongo.errors import PyMongoError
 
-from tests.integration.mongodb.conftest import client, create_connector, values
-from tests.integration.support import Worker, read_topic, unique
+from tests.integration.mongodb.conftest import client, create_mongodb_connector, values
+from tests.integration.support import Worker, create_connector, read_topic, unique
 
 pytestmark = pytest.mark.integration
 
@@ -26,7 +26,7 @@ FAST_RETRY = {"mongodb.server.selection.timeout.ms": "2000", "mongodb.connect.ti
 
 
 def _ids(bootstrap: str, topic: str, count: int, timeout: float = 120) -> set[Any]:
-    return {json.loads(r.key)["payload"]["id"] for r in read_topic(bootstrap, topic, count, timeout)}
+    return {json.loads(r.key)["payload"]["id"] for r in read_topic(bootstrap, topic, count, timeout=timeout)}
 
 
 def _replayed_ids(uri: str, token: Any) -> set[str]:
@@ -51,8 +51,8 @@ def test_mongodb_down_mid_stream_loses_nothing(worker: Worker, stack: Any, secan
         token = stream.resume_token
     prefix, db = unique("k"), unique("down")
     name = unique("down-")
-    create_connector(worker, name, {"mongodb.connection.string": server.uri, "topic.prefix": prefix,
-                                    "mongodb.socket.timeout.ms": "3000", **FAST_RETRY})
+    create_mongodb_connector(worker, name, {"mongodb.connection.string": server.uri, "topic.prefix": prefix,
+                                            "mongodb.socket.timeout.ms": "3000", **FAST_RETRY})
     total, done = 300, threading.Event()
 
     def write() -> None:
@@ -101,8 +101,8 @@ def _lose_history(worker: Worker, stack: Any, secantus_factory: Any, mode: str) 
     mongo = client(server.uri)
     name, prefix, db = unique("lost-"), unique("l"), unique("lost")
     mongo[db]["c"].insert_one({"_id": "before"})
-    create_connector(worker, name, {"mongodb.connection.string": server.uri, "topic.prefix": prefix,
-                                    "snapshot.mode": mode, "collection.include.list": f"{db}.c", **FAST_RETRY})
+    create_mongodb_connector(worker, name, {"mongodb.connection.string": server.uri, "topic.prefix": prefix,
+                                            "snapshot.mode": mode, "collection.include.list": f"{db}.c", **FAST_RETRY})
     if mode != "no_data":  # the copy may read a write made during it as well as stream it: write after it
         read_topic(stack.kafka_bootstrap, f"{prefix}.{db}.c", 1)
     mongo[db]["c"].insert_one({"_id": "streamed"})
@@ -147,10 +147,9 @@ def test_refused_credentials_fail_once(worker: Worker, stack: Any, secantus_fact
     server.start()
     prefix, db = unique("a"), unique("auth")
     name = unique("auth-")
-    body = {"name": name, "config": {"connector.class": "MongoDbConnector", "mongodb.connection.string": server.uri,
-                                     "topic.prefix": prefix, "mongodb.user": "cdc", "mongodb.password": "wrong",
-                                     **FAST_RETRY}}
-    assert worker.http.post("/connectors", json=body).status_code == 201
+    create_connector(worker, name, {"connector.class": "MongoDbConnector", "mongodb.connection.string": server.uri,
+                                    "topic.prefix": prefix, "mongodb.user": "cdc", "mongodb.password": "wrong",
+                                    **FAST_RETRY}, wait_running=False)
     status = worker.wait_status(name, lambda s: bool(s["tasks"]) and s["tasks"][0]["state"] == "FAILED")
     trace = status["tasks"][0]["trace"]
     assert "MongoDB refused user 'cdc' (authSource 'admin')" in trace and "mongodb.password" in trace
@@ -159,8 +158,8 @@ def test_refused_credentials_fail_once(worker: Worker, stack: Any, secantus_fact
     assert again["tasks"][0]["state"] == "FAILED" and again["tasks"][0]["trace"] == trace
     # the right password, given in the URI this time, streams
     uri = server.uri.replace("mongodb://", "mongodb://cdc:right@")
-    create_connector(worker, unique("auth-ok-"), {"mongodb.connection.string": uri, "topic.prefix": prefix,
-                                                  **FAST_RETRY})
+    create_mongodb_connector(worker, unique("auth-ok-"), {"mongodb.connection.string": uri, "topic.prefix": prefix,
+                                                          **FAST_RETRY})
     with client(uri) as mongo:
         mongo[db]["c"].insert_one({"_id": 1})
     assert _ids(stack.kafka_bootstrap, f"{prefix}.{db}.c", 1) == {"1"}
@@ -182,13 +181,13 @@ def test_tls(worker: Worker, stack: Any, secantus_factory: Any, tmp_path: Path) 
     tls = {"mongodb.connection.string": uri, "mongodb.ssl.enabled": "true", "mongodb.ssl.truststore": str(cert),
            **FAST_RETRY}
     name = unique("tls-strict-")
-    body = {"name": name, "config": {"connector.class": "MongoDbConnector", "topic.prefix": unique("x"), **tls}}
-    assert worker.http.post("/connectors", json=body).status_code == 201
+    create_connector(worker, name, {"connector.class": "MongoDbConnector", "topic.prefix": unique("x"), **tls},
+                     wait_running=False)
     status = worker.wait_status(name, lambda s: bool(s["tasks"]) and s["tasks"][0]["state"] == "FAILED")
     assert "Unable to connect to MongoDB" in status["tasks"][0]["trace"]
     prefix, db = unique("tls"), unique("tls")
-    create_connector(worker, unique("tls-"), {**tls, "topic.prefix": prefix,
-                                              "mongodb.ssl.invalid.hostname.allowed": "true"})
+    create_mongodb_connector(worker, unique("tls-"), {**tls, "topic.prefix": prefix,
+                                                      "mongodb.ssl.invalid.hostname.allowed": "true"})
     with client(uri + f"&tls=true&tlsCAFile={cert}&tlsAllowInvalidHostnames=true") as mongo:
         mongo[db]["c"].insert_one({"_id": 7})
     assert _ids(stack.kafka_bootstrap, f"{prefix}.{db}.c", 1) == {"7"}
@@ -197,9 +196,9 @@ def test_tls(worker: Worker, stack: Any, secantus_factory: Any, tmp_path: Path) 
 def test_retries_are_bounded_by_errors_max_retries(worker: Worker, stack: Any, secantus_factory: Any) -> None:
     server = secantus_factory()
     name = unique("retries-")
-    create_connector(worker, name, {"mongodb.connection.string": server.uri, "topic.prefix": unique("r"),
-                                    "errors.max.retries": "2", "mongodb.server.selection.timeout.ms": "1000",
-                                    "retriable.restart.connector.wait.ms": "500"})
+    create_mongodb_connector(worker, name, {"mongodb.connection.string": server.uri, "topic.prefix": unique("r"),
+                                            "errors.max.retries": "2", "mongodb.server.selection.timeout.ms": "1000",
+                                            "retriable.restart.connector.wait.ms": "500"})
     server.stop()
     status = worker.wait_status(name, lambda s: bool(s["tasks"]) and s["tasks"][0]["state"] == "FAILED", 90)
     assert "failed 3 times in a row (errors.max.retries=2)" in status["tasks"][0]["trace"]

@@ -13,7 +13,7 @@ import pytest
 
 from compat.debezium import harness, naming
 from tests.integration.mongodb.conftest import client
-from tests.integration.support import Worker
+from tests.integration.support import Worker, create_connector
 
 pytestmark = pytest.mark.integration
 
@@ -29,8 +29,7 @@ def test_same_names_as_debezium(worker: Worker, stack: Any, secantus_factory: An
         naming.run_operations(mongo)
     for prefix, extra in naming.CONNECTORS.items():
         config = {**naming.base_config(server.uri, prefix, harness.op_time(start)), **extra}
-        reply = worker.http.post("/connectors", json={"name": f"naming-{prefix}", "config": config})
-        assert reply.status_code == 201, reply.text
+        create_connector(worker, f"naming-{prefix}", config, wait_running=False)
     records = naming.read_all(stack.kafka_bootstrap, naming.EXPECTED_TOPICS, quiet=5)
     assert naming.summarise(records) == expected
 

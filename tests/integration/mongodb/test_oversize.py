@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.mongodb.conftest import create_connector, values
+from tests.integration.mongodb.conftest import create_mongodb_connector, values
 from tests.integration.support import Worker, unique
 
 pytestmark = pytest.mark.integration
@@ -51,7 +51,7 @@ def test_split_event_is_joined_into_the_unsplit_event(worker: Worker, stack: Any
     got = {}
     for mode in ("split", "fail"):
         prefix = unique(f"ov{mode}")
-        create_connector(worker, unique(f"oversize-{mode}-"), {
+        create_mongodb_connector(worker, unique(f"oversize-{mode}-"), {
             "mongodb.connection.string": stack.mongo_uri, "topic.prefix": prefix, "database.include.list": db,
             "capture.start.op.time": _op_time(start), "cursor.oversize.handling.mode": mode,
             # the 9 MB field stays out of Kafka (records stay under the broker's limit); the event still is split
@@ -77,15 +77,15 @@ def test_record_over_kafka_limits_fails_the_task_or_is_skipped(worker: Worker, s
 
     # the producer refuses it (max.request.size, 1 MB by default)
     client_side = unique("toolarge-client-")
-    create_connector(worker, client_side, {**base, "topic.prefix": unique("tlc")})
+    create_mongodb_connector(worker, client_side, {**base, "topic.prefix": unique("tlc")})
     trace = _failed_trace(worker, client_side)
     assert "Unrecoverable exception from producer send callback" in trace, trace
     assert "larger than the maximum request size" in trace, trace
 
     # the broker refuses it (message.max.bytes, 1 MB by default) once the producer lets it through
     broker_side = unique("toolarge-broker-")
-    create_connector(worker, broker_side, {**base, "topic.prefix": unique("tlb"),
-                                           "producer.override.max.request.size": str(40 * MB)})
+    create_mongodb_connector(worker, broker_side, {**base, "topic.prefix": unique("tlb"),
+                                                   "producer.override.max.request.size": str(40 * MB)})
     trace = _failed_trace(worker, broker_side)
     assert "Unrecoverable exception from producer send callback" in trace, trace
     assert "MessageSizeTooLargeError" in trace and "maximum message size" in trace, trace
@@ -93,8 +93,8 @@ def test_record_over_kafka_limits_fails_the_task_or_is_skipped(worker: Worker, s
     # errors.tolerance=all: the two large records are skipped (logged, counted), the small one arrives
     prefix = unique("tlt")
     tolerant = unique("toolarge-tolerant-")
-    create_connector(worker, tolerant, {**base, "topic.prefix": prefix, "errors.tolerance": "all",
-                                        "errors.log.enable": "true"})
+    create_mongodb_connector(worker, tolerant, {**base, "topic.prefix": prefix, "errors.tolerance": "all",
+                                                "errors.log.enable": "true"})
     [only] = values(stack.kafka_bootstrap, f"{prefix}.{db}.big", 1, timeout=120)
     assert json.loads(only["after"]) == {"_id": 2, "small": True}
     assert worker.wait_running(tolerant)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.integration.mongodb.conftest import client
-from tests.integration.support import Worker, read_topic, unique
+from tests.integration.support import Worker, create_connector, read_topic, unique
 
 pytestmark = pytest.mark.integration
 
@@ -42,7 +42,7 @@ def test_one_task_per_replica_set_group_and_new_shards(worker: Worker, stack: An
                   "mongodb.connection.mode": "replica_set", "tasks.max": str(tasks_max), "topic.prefix": prefix,
                   "snapshot.mode": "no_data", "mongodb.poll.interval.ms": "1000",
                   "collection.include.list": f"{db}.c"}
-        assert worker.http.post("/connectors", json={"name": name, "config": config}).status_code == 201
+        create_connector(worker, name, config, wait_running=False)
     _tasks(worker, connectors[2][0], 2)
     _tasks(worker, connectors[4][0], 3)
     time.sleep(2)  # the streams open "now" on each shard

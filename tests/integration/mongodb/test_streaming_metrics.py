@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.mongodb.conftest import create_connector
+from tests.integration.mongodb.conftest import create_mongodb_connector
 from tests.integration.support import Worker, read_topic, unique
 
 pytestmark = pytest.mark.integration
@@ -29,9 +29,9 @@ def _samples(text: str, prefix: str) -> dict[str, float]:
 
 def test_streaming_metrics(worker: Worker, stack: Any, mongo: Any) -> None:
     prefix, db = unique("m"), unique("metrics")
-    create_connector(worker, unique("metrics-"), {"mongodb.connection.string": stack.mongo_uri,
-                                                  "topic.prefix": prefix, "collection.include.list": f"{db}.c",
-                                                  "max.queue.size": "4096"})
+    create_mongodb_connector(worker, unique("metrics-"), {"mongodb.connection.string": stack.mongo_uri,
+                                                          "topic.prefix": prefix, "collection.include.list": f"{db}.c",
+                                                          "max.queue.size": "4096"})
     mongo[db]["c"].insert_many([{"_id": i} for i in range(10)])
     mongo[db]["c"].update_one({"_id": 1}, {"$set": {"x": 1}})
     mongo[db]["c"].delete_one({"_id": 2})

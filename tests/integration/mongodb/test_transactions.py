@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.mongodb.conftest import create_connector, values
+from tests.integration.mongodb.conftest import create_mongodb_connector, values
 from tests.integration.support import Worker, read_topic, unique
 
 pytestmark = pytest.mark.integration
@@ -19,7 +19,7 @@ def test_transaction_metadata(worker: Worker, stack: Any, mongo: Any) -> None:
     prefix = unique("t")
     mongo[db].create_collection("a")
     mongo[db].create_collection("b")
-    create_connector(worker, unique("txn-"), {
+    create_mongodb_connector(worker, unique("txn-"), {
         "mongodb.connection.string": stack.mongo_uri, "topic.prefix": prefix,
         "database.include.list": db, "provide.transaction.metadata": "true"})
     with mongo.start_session() as session, session.start_transaction():

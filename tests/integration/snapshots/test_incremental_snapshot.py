@@ -13,8 +13,8 @@ import pytest
 from bson import ObjectId
 from kafka import KafkaProducer
 
-from tests.integration.snapshots.helpers import create, end_offset, event, load, read_all, replay
-from tests.integration.support import Worker, unique
+from tests.integration.snapshots.helpers import create, end_offset, event, load, replay
+from tests.integration.support import Worker, read_topic, unique
 
 pytestmark = pytest.mark.integration
 
@@ -84,8 +84,8 @@ def test_incremental_snapshot_under_writes_and_bad_signals(worker: Worker, stack
         stop.set()
         writer.join(30)
     mongo[db].items.insert_one({"_id": "sentinel"})
-    records = read_all(stack.kafka_bootstrap, topic, lambda fresh: any(event(r)[0] == "sentinel" for r in fresh),
-                       timeout=120)
+    records = read_topic(stack.kafka_bootstrap, topic,
+                         until=lambda fresh: any(event(r)[0] == "sentinel" for r in fresh), timeout=120)
     assert replay(records) == {doc["_id"]: doc for doc in mongo[db].items.find()}
     reads = _incremental_reads(records)
     assert len(reads) == len(set(reads)) > DOCS // 2, "each document read at most once, most of them read"
@@ -121,7 +121,7 @@ def test_pause_resume_and_stop_signals(worker: Worker, stack: Any, mongo: Any) -
     assert _count_reads(stack, topic) == paused_at < DOCS, "no chunk is read while paused"
 
     _signal(mongo, db, "resume-snapshot", {})
-    records = read_all(stack.kafka_bootstrap, topic, _reads_at_least(DOCS), 300)
+    records = read_topic(stack.kafka_bootstrap, topic, until=_reads_at_least(DOCS), timeout=300)
     assert set(_incremental_reads(records)) == set(range(DOCS))
 
     _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}\\.items"]})
@@ -148,18 +148,18 @@ def test_kafka_signal_topic_and_blocking_snapshot(worker: Worker, stack: Any, mo
             "data": {"data-collections": [f"{db}\\.items"], "type": "incremental",
                      "additional-conditions": [{"data-collection": f"{db}.items", "filter": '{"_id": {"$lt": 100}}'}]}}
     producer.send(signal_topic, key=prefix.encode(), value=json.dumps(body).encode()).get(30)
-    records = read_all(stack.kafka_bootstrap, topic, _reads_at_least(100), 120)
+    records = read_topic(stack.kafka_bootstrap, topic, until=_reads_at_least(100), timeout=120)
     assert sorted(_incremental_reads(records)) == list(range(100)), "only the additional condition's documents"
 
     _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}\\.items"], "type": "blocking"})
-    records = read_all(stack.kafka_bootstrap, topic,
-                       lambda fresh: any(body is not None and body["source"]["snapshot"] == "last"
-                                         for _, body in map(event, fresh)), 120)
+    records = read_topic(stack.kafka_bootstrap, topic,
+                         until=lambda fresh: any(body is not None and body["source"]["snapshot"] == "last"
+                                                 for _, body in map(event, fresh)), timeout=120)
     blocking = [doc_id for doc_id, body in map(event, records)
                 if body is not None and body["op"] == "r" and body["source"]["snapshot"] in ("true", "last")]
     assert sorted(blocking) == list(range(500))
     mongo[db].items.insert_one({"_id": "after"})
-    read_all(stack.kafka_bootstrap, topic, lambda fresh: any(event(r)[0] == "after" for r in fresh), 60)
+    read_topic(stack.kafka_bootstrap, topic, until=lambda fresh: any(event(r)[0] == "after" for r in fresh), timeout=60)
     producer.close()
 
 
@@ -185,7 +185,7 @@ def test_kafka_signal_sent_while_the_worker_was_down_runs_after_the_restart(
 
     worker.wait_running(name)
     execute("before", '{"_id": {"$lt": 50}}')
-    records = read_all(stack.kafka_bootstrap, topic, _reads_at_least(50), 120)
+    records = read_topic(stack.kafka_bootstrap, topic, until=_reads_at_least(50), timeout=120)
     assert sorted(_incremental_reads(records)) == list(range(50))
     time.sleep(2.5)  # an offset flush (offset.flush.interval.ms=1000) with the signal's position in it
     worker.process.kill()
@@ -193,7 +193,7 @@ def test_kafka_signal_sent_while_the_worker_was_down_runs_after_the_restart(
     execute("while-down", '{"_id": {"$gte": 200}}')
     worker.process.start()
     worker.wait_running(name)
-    records = read_all(stack.kafka_bootstrap, topic, _reads_at_least(150), 120)
+    records = read_topic(stack.kafka_bootstrap, topic, until=_reads_at_least(150), timeout=120)
     reads = _incremental_reads(records)
     assert sorted(set(reads)) == [*range(50), *range(200, 300)], "the signal sent while the worker was down ran"
     assert sorted(reads) == sorted(set(reads)), "the signal acted on before the kill was not acted on again"

@@ -16,8 +16,8 @@ from bson import Decimal128, Int64, MaxKey, MinKey, ObjectId, Timestamp
 from bson.binary import Binary
 
 from connectors.mongodb.bsonorder import sort_key
-from tests.integration.snapshots.helpers import create, end_offset, event, load, read_all, replay, snapshot_marks
-from tests.integration.support import Worker, unique
+from tests.integration.snapshots.helpers import create, end_offset, event, load, replay, snapshot_marks
+from tests.integration.support import Worker, read_topic, unique
 
 pytestmark = pytest.mark.integration
 
@@ -79,13 +79,13 @@ def test_parallel_snapshot_under_concurrent_writes_ends_in_the_collection_state(
             assert time.monotonic() < deadline, "the snapshot never started"
             time.sleep(0.2)
         go.set()
-        read_all(stack.kafka_bootstrap, topic, lambda fresh: "last" in snapshot_marks(fresh), timeout=600)
+        read_topic(stack.kafka_bootstrap, topic, until=lambda fresh: "last" in snapshot_marks(fresh), timeout=600)
     finally:
         go.set()
         stop.set()
         writer.join(60)
     assert writer.exitcode == 0
-    records = read_all(stack.kafka_bootstrap, topic, _has("sentinel"), timeout=300)
+    records = read_topic(stack.kafka_bootstrap, topic, until=_has("sentinel"), timeout=300)
 
     marks = snapshot_marks(records)
     assert marks.count("last") == 1 and marks[-1] == "last" and set(marks[:-1]) == {"true"}
@@ -117,7 +117,7 @@ def test_sigkill_mid_snapshot_resumes_the_unfinished_ranges(worker: Worker, stac
 
     worker.process.start()
     worker.wait_running(name)
-    records = read_all(stack.kafka_bootstrap, topic, lambda fresh: "last" in snapshot_marks(fresh), timeout=600)
+    records = read_topic(stack.kafka_bootstrap, topic, until=lambda fresh: "last" in snapshot_marks(fresh), timeout=600)
     reads = [doc_id for doc_id, body in map(event, records) if body is not None and body["op"] == "r"]
     assert set(reads) == set(range(DOCS)), "every document is in the snapshot"
     duplicates = len(reads) - DOCS
@@ -142,8 +142,8 @@ def test_every_id_type_is_split_and_read_once(worker: Worker, stack: Any, mongo:
     mongo[db].mixed.insert_many(docs)
     config = _config(stack, prefix, db, **{"snapshot.fetch.size": "10"})
     create(worker, name, config)
-    records = read_all(stack.kafka_bootstrap, f"{prefix}.{db}.mixed",
-                       lambda fresh: "last" in snapshot_marks(fresh), timeout=300)
+    records = read_topic(stack.kafka_bootstrap, f"{prefix}.{db}.mixed",
+                         until=lambda fresh: "last" in snapshot_marks(fresh), timeout=300)
     read = [event(r)[0] for r in records]
     assert len(read) == len(docs)
     assert sorted(map(sort_key, read)) == sorted(sort_key(d["_id"]) for d in docs)

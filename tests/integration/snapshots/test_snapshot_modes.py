@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.snapshots.helpers import create, end_offset, event, read_all, snapshot_marks
-from tests.integration.support import Worker, unique
+from tests.integration.snapshots.helpers import create, end_offset, event, snapshot_marks
+from tests.integration.support import Worker, read_topic, unique
 
 pytestmark = pytest.mark.integration
 
@@ -32,7 +32,8 @@ def test_no_data_after_an_interrupted_snapshot_fails_with_debeziums_message(
     config = {"mongodb.connection.string": stack.mongo_uri, "topic.prefix": prefix,
               "collection.include.list": f"{db}\\.a"}
     create(worker, name, config)
-    read_all(stack.kafka_bootstrap, f"{prefix}.{db}.a", lambda fresh: "last" in snapshot_marks(fresh), 120)
+    read_topic(stack.kafka_bootstrap, f"{prefix}.{db}.a", until=lambda fresh: "last" in snapshot_marks(fresh),
+               timeout=120)
     _eventually(lambda: worker.http.get(f"/connectors/{name}/offsets").json()["offsets"] != [], "offset committed")
     stored = worker.http.get(f"/connectors/{name}/offsets").json()["offsets"][0]["offset"]
     assert "initsync" not in stored and "snapshot_progress" not in stored, "a completed snapshot leaves no marks"
@@ -64,7 +65,8 @@ def test_initial_only_include_list_filter_overrides_and_delay(worker: Worker, st
               f"snapshot.collection.filter.overrides.{db}.a": '{"v": {"$gte": 6}}'}
     started = time.monotonic()
     create(worker, name, config)
-    records = read_all(stack.kafka_bootstrap, f"{prefix}.{db}.a", lambda fresh: "last" in snapshot_marks(fresh), 120)
+    records = read_topic(stack.kafka_bootstrap, f"{prefix}.{db}.a",
+                         until=lambda fresh: "last" in snapshot_marks(fresh), timeout=120)
     assert time.monotonic() - started >= 1.5
     assert sorted(event(r)[0] for r in records) == [6, 7, 8, 9]
     assert all(json.loads(event(r)[1]["after"])["v"] >= 6 for r in records)  # type: ignore[index]

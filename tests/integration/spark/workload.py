@@ -15,7 +15,7 @@ from bson import Binary, Decimal128, Int64, ObjectId, Regex, Timestamp
 from kafka import KafkaProducer
 
 from spark_jobs.store import OutputStore
-from tests.integration.support import Worker, end_offsets, unique
+from tests.integration.support import Worker, create_connector, end_offsets, unique
 from tests.unit.spark.support import table_documents
 
 
@@ -113,12 +113,9 @@ def items_connector(worker: Worker, mongo_uri: str, db: str, prefix: str,
                     extra: Mapping[str, str] | None = None) -> str:
     """A running MongoDB connector capturing ``<db>.items`` under ``prefix``; returns the items topic."""
     name = unique("spark-")
-    body = {"name": name, "config": {
+    create_connector(worker, name, {
         "connector.class": "io.debezium.connector.mongodb.MongoDbConnector", "mongodb.connection.string": mongo_uri,
-        "topic.prefix": prefix, "collection.include.list": f"{db}.items", **(extra or {})}}
-    reply = worker.http.post("/connectors", json=body)
-    assert reply.status_code == 201, reply.text
-    worker.wait_running(name)
+        "topic.prefix": prefix, "collection.include.list": f"{db}.items", **(extra or {})})
     return f"{prefix}.{db}.items"
 
 

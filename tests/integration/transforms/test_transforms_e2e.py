@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from cloudevents.v1.kafka import KafkaMessage, from_structured
 
-from tests.integration.support import Worker, read_topic, unique
+from tests.integration.support import Worker, create_connector, read_topic, unique
 
 pytestmark = pytest.mark.integration
 
@@ -52,9 +52,7 @@ def test_seed_cloudevents_example_with_header_metadata(worker: Worker, stack: An
         "header.converter": "org.apache.kafka.connect.json.JsonConverter",
         "header.converter.schemas.enable": "true",
     }
-    reply = worker.http.post("/connectors", json={"name": name, "config": config})
-    assert reply.status_code == 201, reply.text
-    worker.wait_running(name)
+    create_connector(worker, name, config)
     orders = mongo[db].orders
     orders.insert_one({"_id": 1, "item": "book", "qty": 2})
     orders.update_one({"_id": 1}, {"$set": {"qty": 3}})
@@ -106,8 +104,7 @@ def test_extract_new_document_state_and_router(worker: Worker, stack: Any, mongo
         "transforms.route.regex": "([^.]+)\\.([^.]+)\\.([^.]+)",
         "transforms.route.replacement": "flat-$3-$1",
     }
-    assert worker.http.post("/connectors", json={"name": name, "config": config}).status_code == 201
-    worker.wait_running(name)
+    create_connector(worker, name, config)
     orders = mongo[db].orders
     orders.insert_one({"_id": 1, "tags": ["a", "b"], "price": 1.5})
     orders.insert_one({"_id": 2, "tags": [1, "mixed"], "price": "free", "extra": {"nested": True}})
@@ -143,9 +140,7 @@ def _failing_config(stack: Any, db: str, prefix: str, tolerance: str) -> dict[st
 
 def test_converter_failure_fails_the_task_with_tolerance_none(worker: Worker, stack: Any, mongo: Any) -> None:
     db, prefix, name = unique("tolnone_"), unique("tn"), unique("tol-none-")
-    reply = worker.http.post("/connectors", json={"name": name, "config": _failing_config(stack, db, prefix, "none")})
-    assert reply.status_code == 201, reply.text
-    worker.wait_running(name)
+    create_connector(worker, name, _failing_config(stack, db, prefix, "none"))
     mongo[db].orders.insert_one({"_id": 1})
     status = worker.wait_status(name, lambda s: bool(s["tasks"]) and s["tasks"][0]["state"] == "FAILED")
     trace = status["tasks"][0]["trace"]
@@ -155,9 +150,7 @@ def test_converter_failure_fails_the_task_with_tolerance_none(worker: Worker, st
 
 def test_converter_failure_is_skipped_with_tolerance_all(worker: Worker, stack: Any, mongo: Any) -> None:
     db, prefix, name = unique("tolall_"), unique("ta"), unique("tol-all-")
-    reply = worker.http.post("/connectors", json={"name": name, "config": _failing_config(stack, db, prefix, "all")})
-    assert reply.status_code == 201, reply.text
-    worker.wait_running(name)
+    create_connector(worker, name, _failing_config(stack, db, prefix, "all"))
     for n in range(3):
         mongo[db].orders.insert_one({"_id": n})
     deadline = time.monotonic() + 60
