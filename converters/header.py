@@ -40,11 +40,10 @@ from connect.api.data import (
     timestamp_schema,
 )
 from connect.api.errors import DataError
+from connect.javalang import double_to_string, float_to_string
 from converters.json import (
     date_days,
     java_big_decimal,
-    java_double,
-    java_float,
     time_millis,
     timestamp_millis,
 )
@@ -108,7 +107,7 @@ def _text(schema: Schema | None, value: Any, nested: bool) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return java_float(value) if schema is not None and schema.type is Type.FLOAT32 else java_double(value)
+        return float_to_string(value) if schema is not None and schema.type is Type.FLOAT32 else double_to_string(value)
     if isinstance(value, Decimal):
         return java_big_decimal(value)
     if isinstance(value, bytes | bytearray | memoryview):

@@ -10,11 +10,9 @@ everything except three details, which :func:`_jacksonize` patches after the fac
 * Jackson escapes characters outside the BMP as a surrogate pair (``\\uD83D\\uDE00``), orjson writes
   them as raw UTF-8;
 * floats: Jackson prints doubles with Java's ``Double.toString`` (``1.0E10``), so floats are
-  formatted here and handed to orjson as pre-serialized fragments; NaN and infinities become the
-  strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` (Jackson's ``QUOTE_NON_NUMERIC_NUMBERS``).
-
-Java's ``Double.toString`` is the JDK 19+ shortest-representation algorithm; JDK 17 prints a handful
-of values with one digit too many (``1.0E23`` as ``9.999999999999999E22``), which is not reproduced.
+  formatted by :mod:`connect.javalang` and handed to orjson as pre-serialized fragments; NaN and
+  infinities become the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` (Jackson's
+  ``QUOTE_NON_NUMERIC_NUMBERS``).
 
 Lone surrogates (which orjson refuses) fall back to :func:`dumps_reference`, a pure-Python writer that
 follows Jackson's rules directly and serves the tests as the reference for the fast path.
@@ -25,9 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json as stdlib_json
-import math
 import re
-import struct
 from collections.abc import Callable, Mapping
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
@@ -49,6 +45,7 @@ from connect.api.data import (
 )
 from connect.api.errors import ConfigError, DataError
 from connect.api.records import Header
+from connect.javalang import double_to_string, float_to_string
 
 __all__ = [
     "JsonConverter",
@@ -56,8 +53,6 @@ __all__ = [
     "dumps_jackson",
     "dumps_reference",
     "java_big_decimal",
-    "java_double",
-    "java_float",
     "time_millis",
     "timestamp_millis",
 ]
@@ -80,83 +75,12 @@ _INT_RANGES: Final = {
     Type.INT32: (-(2**31), 2**31 - 1),
     Type.INT64: (-(2**63), 2**63 - 1),
 }
-_NON_FINITE: Final = {"nan": "NaN", "inf": "Infinity", "-inf": "-Infinity"}
 _REQUIRED_NULL: Final = "Conversion error: null value for field that is required and has no default value"
 _ENVELOPE_ERROR: Final = (
     'JsonConverter with schemas.enable requires "schema" and "payload" fields and may not contain additional'
     " fields. If you are trying to deserialize plain JSON data, set schemas.enable=false in your converter"
     " configuration."
 )
-
-
-# --------------------------------------------------------------------------------------------------
-# Java number text
-# --------------------------------------------------------------------------------------------------
-
-
-def _java_text(digits: str, point: int) -> str:
-    """Java's layout of ``0.<digits> * 10**point``: plain in [1e-3, 1e7), else ``d.dddE<n>``."""
-    if -2 <= point <= 7:
-        if point <= 0:
-            return "0." + "0" * -point + digits
-        if point >= len(digits):
-            return digits + "0" * (point - len(digits)) + ".0"
-        return digits[:point] + "." + digits[point:]
-    return digits[0] + "." + (digits[1:] or "0") + "E" + str(point - 1)
-
-
-def _shortest_digits(text: str) -> tuple[str, int]:
-    """Split a positive Python float repr into significant digits and decimal point position."""
-    mantissa, _, exponent = text.partition("e")
-    whole, _, fraction = mantissa.partition(".")
-    all_digits = whole + fraction
-    significant = all_digits.lstrip("0")
-    point = len(whole) + int(exponent or 0) - (len(all_digits) - len(significant))
-    return significant.rstrip("0") or "0", point
-
-
-def java_double(value: float) -> str:
-    """``Double.toString(value)`` (JDK 19+), as Jackson writes a double; NaN/infinities are Java's names.
-
-    Java picks the shortest decimal that rounds back to the value, except that a one-digit result is
-    replaced by the closest two-digit decimal (``4.9E-324`` rather than ``5E-324``).
-    """
-    magnitude = abs(value)
-    if 1e-3 <= magnitude < 1e7:  # Java's plain range, where Python's repr has the same digits and layout
-        return repr(value)
-    if not math.isfinite(value):
-        return _NON_FINITE[repr(value)]
-    if value == 0.0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    digits, point = _shortest_digits(repr(magnitude))
-    if len(digits) == 1:
-        digits, point = _shortest_digits(f"{magnitude:.1e}")
-    return ("-" if value < 0 else "") + _java_text(digits, point)
-
-
-_F32: Final = struct.Struct(">f")
-
-
-def _as_float32(value: float) -> float:
-    try:
-        rounded: float = _F32.unpack(_F32.pack(value))[0]
-    except OverflowError:
-        return math.copysign(math.inf, value)
-    return rounded
-
-
-def java_float(value: float) -> str:
-    """``Float.toString((float) value)`` (JDK 19+): the shortest digits that identify the float32."""
-    value = _as_float32(value)
-    if not math.isfinite(value) or value == 0.0:
-        return java_double(value)
-    magnitude = abs(value)
-    for precision in range(2, 10):  # at least two digits, as in java_double
-        text = f"{magnitude:.{precision - 1}e}"
-        if _as_float32(float(text)) == magnitude:
-            break
-    sign = "-" if value < 0 else ""
-    return sign + _java_text(*_shortest_digits(text))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -284,7 +208,7 @@ def _int_encoder(schema: Schema) -> Encoder:
 
 
 def _float_encoder(schema: Schema, opts: _Options) -> Encoder:
-    formatter = java_float if schema.type is Type.FLOAT32 else java_double
+    formatter = float_to_string if schema.type is Type.FLOAT32 else double_to_string
     raw = opts.raw
 
     def encode(value: Any) -> Any:

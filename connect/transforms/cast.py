@@ -15,6 +15,7 @@ from connect.api.config import ConfigDef, ConfigType, parse_list
 from connect.api.data import Schema, Struct, Type
 from connect.api.errors import DataError
 from connect.api.records import SourceRecord
+from connect.javalang import double_to_string
 from connect.transforms.util import (
     REPLACE_NULL_WITH_DEFAULT,
     KeyOrValue,
@@ -22,7 +23,6 @@ from connect.transforms.util import (
     copy_basics,
     field_value,
     invalid,
-    java_double,
     key,
     require_map,
     require_struct,
@@ -72,7 +72,7 @@ def _java_number_text(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return java_double(value)
+        return double_to_string(value)
     if isinstance(value, bytes):
         return base64.b64encode(value).decode("ascii")
     if isinstance(value, datetime):

@@ -335,26 +335,3 @@ def check_date_format(name: str, raw: str | None) -> str | None:
     except ValueError as exc:
         return invalid(name, raw, f"Invalid format: {exc}")
     return None
-
-
-def java_double(value: float) -> str:
-    """``Double.toString``: shortest round-trip digits, plain in [1e-3, 1e7), else ``d.dddE<n>``."""
-    if value != value:
-        return "NaN"
-    if value in (float("inf"), float("-inf")):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "-0.0" if str(value).startswith("-") else "0.0"
-    sign, magnitude = ("-" if value < 0 else ""), abs(value)
-    mantissa, _, exponent = f"{magnitude!r}".partition("e")
-    whole, _, fraction = mantissa.partition(".")
-    digits = (whole + fraction).lstrip("0")
-    point = len(whole) + int(exponent or 0) - (len(whole + fraction) - len(digits))
-    digits = digits.rstrip("0") or "0"
-    if -2 <= point <= 7:
-        if point <= 0:
-            return sign + "0." + "0" * -point + digits
-        if point >= len(digits):
-            return sign + digits + "0" * (point - len(digits)) + ".0"
-        return sign + digits[:point] + "." + digits[point:]
-    return sign + digits[0] + "." + (digits[1:] or "0") + "E" + str(point - 1)

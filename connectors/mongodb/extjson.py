@@ -31,7 +31,6 @@ import re
 import unicodedata
 import uuid
 from collections.abc import Callable, Mapping
-from fractions import Fraction
 from typing import Any
 
 from bson.binary import Binary
@@ -46,6 +45,8 @@ from bson.objectid import ObjectId
 from bson.regex import Regex
 from bson.son import SON
 from bson.timestamp import Timestamp
+
+from connect.javalang import double_to_string
 
 __all__ = ["datetime_millis", "java_double", "java_string", "relaxed", "relaxed_key", "strict"]
 
@@ -111,61 +112,12 @@ _NAME_CACHE_MAX = 20_000  # quoted member names cached per flavour (field names 
 
 _INT32_MIN = -(2**31)
 _INT32_MAX = 2**31 - 1
-_MIN_NORMAL = 2.2250738585072014e-308
 _INF = float("inf")
 _NINF = float("-inf")
 
 
-def java_double(value: float) -> str:
-    """``Double.toString(value)`` as the JDK (19+) formats it: ``1.0``, ``1.0E7``, ``1.0E-4``, ``NaN``..."""
-    if 1e-3 <= value < 1e7 or -1e7 < value <= -1e-3:
-        return repr(value)  # Python's shortest repr uses the same plain layout in this range
-    if value != value:
-        return "NaN"
-    if value in (_INF, _NINF):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0.0:
-        return "-0.0" if str(value)[0] == "-" else "0.0"
-    magnitude = -value if value < 0 else value
-    digits, exponent = _shortest_digits(magnitude)
-    if len(digits) == 1 and magnitude < _MIN_NORMAL:
-        digits, exponent = _two_digit_subnormal(magnitude, digits, exponent)
-    mantissa = digits[0] + "." + (digits[1:] or "0")
-    return f"{'-' if value < 0 else ''}{mantissa}E{exponent}"
-
-
-def _shortest_digits(magnitude: float) -> tuple[str, int]:
-    """Shortest round-trip significant digits (no trailing zeros) and the decimal exponent of the first one."""
-    text = repr(magnitude)
-    exponent = 0
-    if "e" in text:
-        text, exp_text = text.split("e")
-        exponent = int(exp_text)
-    int_part, _, frac_part = text.partition(".")
-    if int_part != "0":
-        exponent += len(int_part) - 1
-        digits = int_part + frac_part
-    else:
-        stripped = frac_part.lstrip("0")
-        exponent -= len(frac_part) - len(stripped) + 1
-        digits = stripped
-    return digits.rstrip("0") or "0", exponent
-
-
-def _two_digit_subnormal(magnitude: float, digits: str, exponent: int) -> tuple[str, int]:
-    """JDK 19+ rule: when one digit suffices, pick the 2-digit decimal closest to the exact value (even on ties)."""
-    exact = Fraction(magnitude)
-    best: tuple[Fraction, int, str] | None = None
-    for candidate in range(10, 100):
-        decimal = Fraction(candidate) * Fraction(10) ** (exponent - 1)
-        if float(decimal) != magnitude:
-            continue
-        key = (abs(decimal - exact), candidate % 2)
-        if best is None or key < best[:2]:
-            best = (key[0], key[1], str(candidate))
-    if best is None:
-        return digits, exponent
-    return best[2].rstrip("0") or "0", exponent
+java_double = double_to_string
+"""``Double.toString(value)`` (JDK 19+), as the driver's writer prints a double: ``1.0``, ``1.0E7``, ``NaN``..."""
 
 
 def _int_strict(value: int) -> str:

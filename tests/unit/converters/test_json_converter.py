@@ -37,7 +37,8 @@ from connect.api.data import (
     timestamp_schema,
 )
 from connect.api.errors import ConfigError, DataError
-from converters.json import JsonConverter, java_double, java_float
+from connect.javalang import double_to_string, float_to_string
+from converters.json import JsonConverter
 
 GOLDEN = json.loads((Path(__file__).parent / "java_golden.json").read_text("utf-8"))["json_converter"]
 JAVA: dict[str, bytes | str | None] = {
@@ -123,13 +124,13 @@ def test_nan_without_schemas_is_a_quoted_string() -> None:
     (0.001, "0.001"), (0.000999, "9.99E-4"), (-1.5e300, "-1.5E300"), (1e21, "1.0E21"), (12345.0, "12345.0"),
 ])
 def test_java_double_text(value: float, text: str) -> None:
-    assert java_double(value) == text
+    assert double_to_string(value) == text
 
 
 def test_java_float_rounds_to_float32_first() -> None:
-    assert java_float(0.1) == "0.1"
-    assert java_float(16777217.0) == "1.6777216E7"
-    assert java_float(1e39) == "Infinity"
+    assert float_to_string(0.1) == "0.1"
+    assert float_to_string(16777217.0) == "1.6777216E7"
+    assert float_to_string(1e39) == "Infinity"
 
 
 # ---------------------------------------------------------------------------------------------- containers

@@ -18,7 +18,8 @@ from typing import Any
 import pytest
 
 from connect.api.data import Schema, Struct, Type
-from converters.json import JsonConverter, java_big_decimal, java_double, java_float, timestamp_millis
+from connect.javalang import double_to_string, float_to_string
+from converters.json import JsonConverter, java_big_decimal, timestamp_millis
 from tests.unit.transforms.golden import load, read
 
 CASES = load("converters/json_roundtrip_golden.json")
@@ -50,8 +51,8 @@ def describe(schema: Schema | None, value: Any) -> Any:
         return {"boolean": value}
     if isinstance(value, float):
         if schema is not None and schema.type is Type.FLOAT32:
-            return {"float": java_float(value)}
-        return {"double": java_double(value)}
+            return {"float": float_to_string(value)}
+        return {"double": double_to_string(value)}
     if isinstance(value, int):
         return {"int": value}
     return {"string": str(value)}
