@@ -1,5 +1,9 @@
-"""The herder's group duties in distributed mode (Connect's ``DistributedHerder`` rebalance handling): joining,
-applying assignments (eager or incremental cooperative), the session key, and who may serve a write."""
+"""A distributed worker's membership (Connect's ``DistributedHerder`` rebalance handling): joining the group,
+applying assignments (eager or incremental cooperative), the session key, and who may serve a write.
+
+Runs on the herder thread only; the group member's own thread hands assignments over through
+:class:`~connect.distributed.cluster.ClusterView`.
+"""
 
 from __future__ import annotations
 
@@ -11,44 +15,61 @@ from connect.api.errors import ConnectError
 from connect.distributed import protocol as gp
 from connect.distributed import session_keys
 from connect.distributed.cluster import ClusterView, RequestTargetError
+from connect.distributed.forwarding import forward_task_configs
+from connect.runtime.membership import RebalanceListener
 from connect.runtime.rest_errors import ConflictError
-from connect.runtime.worker import Worker
+from connect.runtime.worker_config import WorkerConfig
 from connect.storage.base import ConfigStore
 from connect.storage.config_state import ConfigState, ConnectorTaskId
 
 log = logging.getLogger(__name__)
 
 
-class GroupMembership:
-    """Mixed into the herder; every method runs on the herder thread unless it says otherwise."""
+class GroupCoordinator:
+    """This worker's share of the group's work, and the leader's duties when it leads."""
 
-    worker: Worker
-    config_store: ConfigStore
-    ready: threading.Event
-    cluster: ClusterView | None
-    _stop: threading.Event
-    _assigned: dict[ConnectorTaskId, dict[str, str]]
-    _sync_timeout: float
+    poll_timeout = 0.2
 
-    def _join_group(self) -> None:
+    def __init__(self, cluster: ClusterView, config: WorkerConfig, config_store: ConfigStore,
+                 ready: threading.Event, stop: threading.Event) -> None:
+        """``ready`` is set once the herder started (before it, a config-topic mismatch is fatal); ``stop`` is the
+        herder's stop event, so waits end when the worker stops."""
+        self.cluster = cluster
+        self._config = config
+        self._config_store = config_store
+        self._ready = ready
+        self._stop = stop
+        self._sync_timeout = config.worker_sync_timeout_ms / 1000
+
+    @property
+    def rebalancing(self) -> bool:
+        return self.cluster.member.rebalancing
+
+    @property
+    def leads(self) -> bool:
+        return self.cluster.is_leader
+
+    def generation(self) -> int:
+        return max(self.cluster.generation, 0)
+
+    def join(self, stop: threading.Event, listener: RebalanceListener) -> None:
         """Block until the first assignment (or stop), saying what it waits for."""
-        assert self.cluster is not None
-        waited = 0.0
-        while not self._stop.is_set() and self.cluster.assignment is None:
-            self._tick_group()
+        waited = 0
+        while not stop.is_set() and self.cluster.assignment is None:
+            self.tick(listener)
             waited += 1
             if self.cluster.assignment is None and waited % 30 == 0:
-                log.info("Still waiting to join group %s", self.worker.config.group_id)
+                log.info("Still waiting to join group %s", self._config.group_id)
 
-    def _tick_group(self) -> None:
+    def tick(self, listener: RebalanceListener) -> None:
         cluster = self.cluster
-        assert cluster is not None
         if cluster.rejoin_due():
             log.info("Scheduled rebalance delay passed: rejoining the group")
             cluster.member.request_rejoin()
         if cluster.member.rebalancing and cluster.eager and cluster.assignment is not None:
             log.info("Rebalance started: stopping every connector and task of this worker (eager protocol)")
-            self._revoke_all()
+            listener.revoke_all()
+            cluster.revoke()
         try:
             cluster.member.poll(0.5)
         except Exception as exc:  # noqa: BLE001 - membership errors are retried on the next tick
@@ -58,12 +79,12 @@ class GroupMembership:
         received = cluster.take()
         if received is None:
             return
-        theirs, own = received.assignment.config_topic, self.worker.config.config_storage_topic
+        theirs, own = received.assignment.config_topic, self._config.config_storage_topic
         if theirs is not None and theirs != own:
             message = (f"This worker uses config.storage.topic '{own}', but the leader of group "
-                       f"'{self.worker.config.group_id}' at {received.assignment.leader_url} uses '{theirs}': every "
+                       f"'{self._config.group_id}' at {received.assignment.leader_url} uses '{theirs}': every "
                        "worker of a group must use the same config, offset and status topics")
-            if not self.ready.is_set():
+            if not self._ready.is_set():
                 raise ConnectError(message)
             log.error("%s; waiting 10 s, then rejoining", message)
             self._stop.wait(10)
@@ -71,74 +92,65 @@ class GroupMembership:
             return
         if received.assignment.failed:
             log.warning("The leader's config is behind a member's: reading the config topic, then rejoining")
-            self.config_store.refresh(self._sync_timeout)
+            self._config_store.refresh(self._sync_timeout)
             cluster.member.request_rejoin()
             return
-        if self.config_store.snapshot().offset < received.assignment.config_offset:
-            self.config_store.refresh(self._sync_timeout)
-        snapshot = self.config_store.snapshot()
+        if self._config_store.snapshot().offset < received.assignment.config_offset:
+            self._config_store.refresh(self._sync_timeout)
+        snapshot = self._config_store.snapshot()
         cluster.apply(received, snapshot)
         self._ensure_session_key(snapshot)
         if received.revoked:  # incremental cooperative: stop what was taken away, then a follow-up round
-            self._stop_unowned()
+            listener.stop_unowned()
             cluster.member.request_rejoin()
 
-    def _ensure_session_key(self, snap: ConfigState) -> None:
+    def after_reconcile(self, snapshot: ConfigState) -> None:
+        if self.cluster.needs_rebalance(snapshot):
+            log.info("Connectors or task configs changed: requesting a rebalance")
+            self.cluster.member.request_rejoin()
+        self._ensure_session_key(snapshot)
+
+    def _ensure_session_key(self, snapshot: ConfigState) -> None:
         """Leader under ``sessioned``: write a session key when there is none or it is older than its TTL."""
-        cluster = self.cluster
-        if cluster is None or cluster.protocol != gp.SESSIONED or not cluster.is_leader:
+        if self.cluster.protocol != gp.SESSIONED or not self.cluster.is_leader:
             return
-        if session_keys.expired(snap.session_key, self.worker.config.inter_worker_key_ttl_ms):
+        if session_keys.expired(snapshot.session_key, self._config.inter_worker_key_ttl_ms):
             log.info("Writing a new session key for internal requests")
             key = session_keys.new_key()
-            self.config_store.put_session_key(key.key, key.algorithm, key.created_ms)
+            self._config_store.put_session_key(key.key, key.algorithm, key.created_ms)
 
     def verify_internal_request(self, body: bytes, headers: Mapping[str, str]) -> None:
         """Under ``sessioned``, an internal request must carry a valid signature (Connect's 400/403/503)."""
-        if self.cluster is not None and self.cluster.protocol == gp.SESSIONED:
-            session_keys.verify(self.config_store.snapshot().session_key, body, headers)
+        if self.cluster.protocol == gp.SESSIONED:
+            session_keys.verify(self._config_store.snapshot().session_key, body, headers)
 
-    def _stop_unowned(self) -> None:
-        stale = [tid for tid in self._assigned if not self._owns_task(tid)]
-        self.worker.stop_tasks(stale)
-        for tid in stale:
-            del self._assigned[tid]
-        for name in list(self.worker.connectors):
-            if not self._owns_connector(name):
-                self.worker.stop_connector(name, report=False)
+    def owns_connector(self, name: str) -> bool:
+        return self.cluster.owns_connector(name)
 
-    def _revoke_all(self) -> None:
-        assert self.cluster is not None
-        self.worker.stop_tasks(list(self.worker.tasks))
-        self._assigned.clear()
-        for name in list(self.worker.connectors):
-            self.worker.stop_connector(name, report=False)
-        self.cluster.revoke()
-
-    def _owns_connector(self, name: str) -> bool:
-        return self.cluster is None or self.cluster.owns_connector(name)
-
-    def _owns_task(self, task_id: ConnectorTaskId) -> bool:
-        return self.cluster is None or self.cluster.owns_task(task_id)
-
-    @property
-    def _leads(self) -> bool:
-        return self.cluster is None or self.cluster.is_leader
+    def owns_task(self, task_id: ConnectorTaskId) -> bool:
+        return self.cluster.owns_task(task_id)
 
     def require_leader(self) -> None:
-        """Raise Connect's forward-or-409 error unless this worker may write connector configs now."""
-        if self.cluster is not None:
-            self.cluster.require_leader()
+        self.cluster.require_leader()
 
-    def _require_owner_or_leader(self, item: str | ConnectorTaskId) -> bool:
-        """True when this worker runs ``item``; raises a request-target error naming the worker to ask."""
-        if isinstance(item, str) and self._owns_connector(item):
-            return True
-        if isinstance(item, ConnectorTaskId) and self._owns_task(item):
+    def require_owner_or_leader(self, item: str | ConnectorTaskId) -> bool:
+        if self.owns_connector(item) if isinstance(item, str) else self.owns_task(item):
             return True
         self.require_leader()
-        assert self.cluster is not None
         url = self.cluster.owner_url(item)
         if url is None:
             raise ConflictError(f"Cannot find the worker that runs {item}; a rebalance may be under way")
         raise RequestTargetError(url, f"{item} runs on another worker")
+
+    def publish_task_configs(self, name: str, configs: list[dict[str, str]], snapshot: ConfigState) -> None:
+        if self.leads:
+            self._config_store.put_task_configs(name, configs)
+            return
+        assignment = self.cluster.assignment
+        if assignment is None:
+            raise ConflictError(f"Cannot send the task configs of {name}: no known leader (a rebalance is under way)")
+        key = snapshot.session_key if self.cluster.protocol == gp.SESSIONED else None
+        forward_task_configs(assignment.leader_url, name, configs, key)
+
+    def stop(self) -> None:
+        self.cluster.member.stop()

@@ -12,7 +12,9 @@ from typing import Any
 
 from connect import clients
 from connect.distributed.cluster import join_group
+from connect.distributed.coordinator import GroupCoordinator
 from connect.runtime.herder import Herder
+from connect.runtime.membership import Membership
 from connect.runtime.worker import Worker
 from connect.runtime.worker_config import WorkerConfig, prefixed
 from connect.storage.base import ConfigStore, OffsetStore, StatusStore
@@ -43,13 +45,15 @@ class Runtime:
         self.status_store.start()
         self.config_store.start()
         worker = Worker(self.config, self.props, self.offset_store, self.status_store,
-                        generation=lambda: 1 if self.config.group_id else 0,
                         on_reconfigure=lambda name: self.herder.request_task_reconfiguration(name))
-        self.herder = Herder(worker, self.config_store, self.status_store, kafka_cluster_id=self.kafka_cluster_id)
+        ready, stop = threading.Event(), threading.Event()
+        membership: Membership | None = None
         if self.group_settings is not None:
-            cluster = join_group(self.config, self.group_settings, self.config_store, self.herder.ready)
-            self.herder.attach(cluster)
-            worker.set_generation(lambda: max(cluster.generation, 0))
+            cluster = join_group(self.config, self.group_settings, self.config_store, ready)
+            membership = GroupCoordinator(cluster, self.config, self.config_store, ready, stop)
+        self.herder = Herder(worker, self.config_store, self.status_store, membership=membership,
+                             kafka_cluster_id=self.kafka_cluster_id, ready=ready, stop=stop)
+        worker.set_generation(self.herder.membership.generation)
         self.herder.start()
         return self.herder
 

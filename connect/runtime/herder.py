@@ -17,9 +17,9 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from connect.api.errors import AlreadyExistsError, ConnectError, NotFoundError
-from connect.distributed.cluster import ClusterView
 from connect.runtime import plugins, validation
 from connect.runtime.entities import ConnectorInfo, ConnectorStateInfo, Created, StateInfo, TaskInfo
+from connect.runtime.membership import Membership, StandaloneMembership
 from connect.runtime.reconciler import Reconciler
 from connect.runtime.rest_errors import BadRequestError
 from connect.runtime.worker import Worker
@@ -44,34 +44,34 @@ def validation_errors(props: Mapping[str, str], worker_defaults: Mapping[str, st
     return list(dict.fromkeys(errors))
 
 
-class Herder(Reconciler):
-    """Single-threaded owner of connector configs, target states and task assignment."""
+class Herder:
+    """Single-threaded owner of connector configs, target states and task assignment.
+
+    Composed of a :class:`Reconciler` (what runs in the worker) and a :class:`Membership` (who runs what and
+    who may write): standalone and distributed mode differ only by the membership plugged in."""
 
     def __init__(self, worker: Worker, config_store: ConfigStore, status_store: StatusStore, *,
-                 kafka_cluster_id: str | None = None) -> None:
+                 membership: Membership | None = None, kafka_cluster_id: str | None = None,
+                 ready: threading.Event | None = None, stop: threading.Event | None = None) -> None:
+        """``ready`` (set once started) and ``stop`` (set by :meth:`stop`) may be shared with the membership."""
         self.worker = worker
         self.config_store = config_store
         self.status_store = status_store
         self.kafka_cluster_id = kafka_cluster_id
-        self.ready = threading.Event()
+        self.membership: Membership = membership or StandaloneMembership(config_store)
+        self.reconciler = Reconciler(worker, config_store, status_store, self.membership)
+        self.ready = ready or threading.Event()
         self.failure: ConnectError | None = None
         self._queue: queue.Queue[Any] = queue.Queue()
-        self._stop = threading.Event()
-        self._snapshot = ConfigState()
-        self._known: set[str] = set()
-        self._failed_connectors: dict[str, dict[str, str]] = {}
-        self._reconfigure: set[str] = set()
-        self._assigned: dict[ConnectorTaskId, dict[str, str]] = {}
-        self.cluster: ClusterView | None = None
-        self._sync_timeout = worker.config.worker_sync_timeout_ms / 1000
+        self._stop = stop or threading.Event()
         self._deferred: list[tuple[Callable[[], Any], Future[Any]]] = []
         self._thread = threading.Thread(target=self._run, name="herder", daemon=True)
 
-    # --- lifecycle ------------------------------------------------------------------------------
-    def attach(self, cluster: ClusterView) -> None:
-        """Distributed mode: run only what the group assigns to this worker (call before :meth:`start`)."""
-        self.cluster = cluster
+    @property
+    def _snapshot(self) -> ConfigState:
+        return self.reconciler.snapshot
 
+    # --- lifecycle ------------------------------------------------------------------------------
     def start(self) -> None:
         """Start the herder thread (stores must already be started)."""
         self.config_store.set_listener(lambda: self._queue.put(_WAKE))
@@ -87,7 +87,7 @@ class Herder(Reconciler):
 
     def _safe_reconcile(self) -> None:
         try:
-            self._reconcile()
+            self.reconciler.reconcile()
         except Exception:
             log.exception("Reconciling connectors and tasks failed; retrying on the next tick")
 
@@ -100,27 +100,25 @@ class Herder(Reconciler):
             self.ready.set()
         finally:
             self.worker.stop()
-            if self.cluster is not None:
-                self.cluster.member.stop()
+            self.membership.stop()
             log.info("Herder stopped")
 
     def _main_loop(self) -> None:
-        if self.cluster is not None:
-            self._join_group()
+        membership = self.membership
+        membership.join(self._stop, self.reconciler)
         self._safe_reconcile()
         self.ready.set()
         log.info("Herder started")
         while not self._stop.is_set():
-            if self.cluster is not None:
-                self._tick_group()
+            membership.tick(self.reconciler)
             try:
-                items = [self._queue.get(timeout=0.2 if self.cluster is not None else 1.0)]
+                items = [self._queue.get(timeout=membership.poll_timeout)]
             except queue.Empty:
                 items = []
             while not self._queue.empty():
                 items.append(self._queue.get_nowait())
             self._deferred.extend(item for item in items if item is not _WAKE)
-            if self.cluster is None or not self.cluster.member.rebalancing:
+            if not membership.rebalancing:
                 # during a rebalance requests wait, as in Connect's tick; they are answered once it completes
                 deferred, self._deferred = self._deferred, []
                 for item in deferred:
@@ -143,6 +141,14 @@ class Herder(Reconciler):
         future: Future[T] = Future()
         self._queue.put((fn, future))
         return future
+
+    def require_leader(self) -> None:
+        """Raise Connect's forward-or-409 error unless this worker may write connector configs now."""
+        self.membership.require_leader()
+
+    def verify_internal_request(self, body: bytes, headers: Mapping[str, str]) -> None:
+        """Raise unless a worker-to-worker request is allowed (Connect's 400/403/503 under ``sessioned``)."""
+        self.membership.verify_internal_request(body, headers)
 
     # --- reads (served from the last snapshot, never forwarded) ----------------------------------
     def connectors(self) -> list[str]:
@@ -216,9 +222,9 @@ class Herder(Reconciler):
         if exists and not allow_replace:
             raise AlreadyExistsError(f"Connector {name} already exists")
         self.config_store.put_connector_config(name, props, None if exists else initial_state)
-        self._snapshot = self.config_store.snapshot()
-        self._failed_connectors.pop(name, None)
-        info = ConnectorInfo(name, props, [] if not exists else self._snapshot.tasks(name),
+        snapshot = self.reconciler.refresh_snapshot()
+        self.reconciler.forget_failure(name)
+        info = ConnectorInfo(name, props, [] if not exists else snapshot.tasks(name),
                              self._connector_type(props))
         log.info("[%s] Connector config %s", name, "updated" if exists else "created")
         return Created(not exists, info)
@@ -272,8 +278,8 @@ class Herder(Reconciler):
         def restart() -> ConnectorStateInfo | None:
             self._exists(name, f"Unknown connector: {name}")
             if not include_tasks and not only_failed:
-                if self._require_owner_or_leader(name):
-                    self._restart_instance(name)
+                if self.membership.require_owner_or_leader(name):
+                    self.reconciler.restart_connector(name)
                 return None
             self.require_leader()
             if self.status_store.connector(name) is None:
@@ -283,45 +289,12 @@ class Herder(Reconciler):
             return self.connector_status(name)
         return self.submit(restart)
 
-    def _restart_plan(self, name: str, include_tasks: bool, only_failed: bool,
-                      failed: tuple[str, ...] = ("FAILED",)) -> tuple[bool, list[ConnectorTaskId]]:
-        """What a restart request covers: the connector unless only failed ones are asked for, and tasks."""
-        status = self.status_store.connector(name)
-        connector = not only_failed or (status is not None and status.state in failed)
-        tasks = [] if not include_tasks else [
-            ConnectorTaskId(name, n) for n, s in sorted(self.status_store.tasks(name).items())
-            if not only_failed or s.state in failed
-        ]
-        return connector, tasks
-
     def _mark_restarting(self, name: str, include_tasks: bool, only_failed: bool) -> None:
-        connector, tasks = self._restart_plan(name, include_tasks, only_failed)
+        connector, tasks = self.reconciler.restart_plan(name, include_tasks, only_failed)
         if connector:
             self.worker.put_connector_state(name, "RESTARTING")
         for task_id in tasks:
             self.worker.put_task_state(task_id, "RESTARTING")
-
-    def _restart_from_request(self, name: str, include_tasks: bool, only_failed: bool) -> None:
-        """Carry out a restart request read from the config topic (marked RESTARTING when it was made)."""
-        if name not in self._snapshot.connector_configs:
-            return
-        connector, tasks = self._restart_plan(name, include_tasks, only_failed, ("FAILED", "RESTARTING"))
-        if connector and self._owns_connector(name):
-            self._restart_instance(name)
-        for task_id in tasks:
-            if self._owns_task(task_id):
-                self._restart_task_now(task_id)
-
-    def _restart_instance(self, name: str) -> None:
-        config = self._snapshot.connector_configs.get(name)
-        if config is None or self._snapshot.target_state(name) is TargetState.STOPPED:
-            return
-        self._failed_connectors.pop(name, None)
-        self.worker.stop_connector(name, report=False)
-        if self.worker.start_connector(name, config):
-            self._reconfigure.add(name)
-        else:
-            self._failed_connectors[name] = config
 
     def restart_task(self, name: str, task: int) -> Future[None]:
         """Restart one task (stop it, start it again with its config)."""
@@ -330,18 +303,9 @@ class Herder(Reconciler):
             task_id = ConnectorTaskId(name, task)
             if task_id not in self._snapshot.task_configs:
                 raise NotFoundError(f"Unknown task: {task_id}")
-            if self._require_owner_or_leader(task_id):
-                self._restart_task_now(task_id)
+            if self.membership.require_owner_or_leader(task_id):
+                self.reconciler.restart_task(task_id)
         return self.submit(restart)
-
-    def _restart_task_now(self, task_id: ConnectorTaskId) -> None:
-        config = self._snapshot.task_configs.get(task_id)
-        if config is None:
-            return
-        self.worker.stop_tasks([task_id])
-        self._assigned.pop(task_id, None)
-        self.worker.start_task(task_id, config, self._snapshot.connector_configs[task_id.connector])
-        self._assigned[task_id] = config
 
     def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> Future[None]:
         """The internal ``POST /connectors/{c}/tasks``: a connector's owner hands its task configs to the leader."""
@@ -360,15 +324,6 @@ class Herder(Reconciler):
         """Cluster-scope log level: written to the config topic, applied by every worker that reads it."""
         return self.submit(lambda: self.config_store.put_logger_level(namespace, level))
 
-    @staticmethod
-    def _apply_logger_level(namespace: str, level: str) -> None:
-        from connect.runtime.loggers import default_loggers
-
-        try:
-            default_loggers().set_level(namespace, level)
-        except ValueError:
-            log.warning("Ignoring cluster log level %s for %s: not a level", level, namespace)
-
     def health(self, timeout: float = 10.0) -> str:
         """``healthy``, ``starting`` or ``unhealthy``, as KIP-1017 checks it: a no-op through the herder."""
         if not self.ready.is_set():
@@ -381,7 +336,7 @@ class Herder(Reconciler):
 
     def request_task_reconfiguration(self, name: str) -> None:
         """Called by a connector (any thread): recompute its task configs."""
-        self.submit(lambda: self._reconfigure.add(name))
+        self.submit(lambda: self.reconciler.request_reconfiguration(name))
 
     def _validate(self, props: Mapping[str, str]) -> None:
         connector_class = props.get("connector.class")

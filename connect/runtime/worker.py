@@ -13,8 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from connect import clients
-from connect import javalang as java_hashmap
+from connect import clients, javalang
 from connect.api.connector import SourceConnector
 from connect.api.errors import ConnectError
 from connect.api.metrics import Metric
@@ -51,7 +50,10 @@ class Worker(TaskStatusListener):
 
     def __init__(self, config: WorkerConfig, props: Mapping[str, str], offset_store: OffsetStore,
                  status_store: StatusStore, *, generation: Callable[[], int] = lambda: 0,
-                 on_reconfigure: Callable[[str], None] = lambda _name: None) -> None:
+                 on_reconfigure: Callable[[str], None] = lambda _name: None,
+                 producer_factory: ProducerFactory | None = None) -> None:
+        """``producer_factory`` builds each task's producer (default: Kafka producers, in a child process unless
+        ``producer.process.enable=false``)."""
         self.config = config
         self.props = dict(props)
         self.worker_id = config.worker_id()
@@ -63,6 +65,7 @@ class Worker(TaskStatusListener):
         self.transformer = ConfigTransformer(self.props)
         self.tasks: dict[ConnectorTaskId, WorkerSourceTask] = {}
         self._versions: dict[str, str] = {}
+        self._producer_factory = producer_factory or kafka_producer
 
     def set_generation(self, generation: Callable[[], int]) -> None:
         """Where status records get their group generation from."""
@@ -106,7 +109,7 @@ class Worker(TaskStatusListener):
         """Record a task state decided by the herder (RESTARTING)."""
         self.status_store.put_task(task_id, self._task_status(task_id, state))
 
-    def _connector_failed(self, name: str, exc: BaseException) -> None:
+    def connector_failed(self, name: str, exc: BaseException) -> None:
         log.error("[%s] Connector failed", name, exc_info=exc)
         trace = "".join(traceback.format_exception(exc))
         self.status_store.put_connector(name, self._status("FAILED", trace, connector=name))
@@ -130,10 +133,10 @@ class Worker(TaskStatusListener):
             if desc is None:
                 raise ConnectError(plugins.connector_not_found(props.get("connector.class", "")))
             connector: SourceConnector = plugins.load(desc)()
-            connector.initialize(_ConnectorContext(name, self._on_reconfigure, self._connector_failed))
+            connector.initialize(_ConnectorContext(name, self._on_reconfigure, self.connector_failed))
             connector.start(self.transformer.transform(props))
         except Exception as exc:  # noqa: BLE001 - a connector's failure is its status, not the worker's
-            self._connector_failed(name, exc)
+            self.connector_failed(name, exc)
             return False
         self.connectors[name] = (connector, dict(props))
         log.info("[%s] Connector started", name)
@@ -187,12 +190,9 @@ class Worker(TaskStatusListener):
         task_props = self.transformer.transform(task_props)
         connector_props = self.transformer.transform(connector_props)
         overrides = {**prefixed(self.props, "producer."), **prefixed(connector_props, "producer.override.")}
-        in_process = overrides.pop("process.enable", "true").strip().lower() == "false"
-        client_id = f"connector-producer-{task_id}"
-        settings = clients.source_task_producer_settings(self.config.bootstrap_servers, client_id, overrides)
         converters = self._converters(connector_props)
         chain = build_chain(connector_props)
-        producer: SourceProducer = ThreadProducer(settings) if in_process else ProcessProducer(settings, client_id)
+        producer = self._producer_factory(self.config.bootstrap_servers, f"connector-producer-{task_id}", overrides)
         return WorkerSourceTask(
             task_id, task, task_props, converters, producer, self.offset_store, self,
             flush_interval_ms=self.config.offset_flush_interval_ms,
@@ -247,9 +247,21 @@ class Worker(TaskStatusListener):
             self.stop_connector(name)
 
 
+ProducerFactory = Callable[[str, str, dict[str, str]], SourceProducer]
+"""Builds a task's producer from the bootstrap servers, its client id and its ``producer.*`` overrides."""
+
+
+def kafka_producer(bootstrap_servers: str, client_id: str, overrides: dict[str, str]) -> SourceProducer:
+    """A Kafka producer for a source task: in a child process unless ``producer.process.enable=false``."""
+    overrides = dict(overrides)
+    in_process = overrides.pop("process.enable", "true").strip().lower() == "false"
+    settings = clients.source_task_producer_settings(bootstrap_servers, client_id, overrides)
+    return ThreadProducer(settings) if in_process else ProcessProducer(settings, client_id)
+
+
 def _java_order(config: dict[str, str], task_props: Mapping[str, str]) -> dict[str, str]:
     """``config`` with its keys in the order Kafka Connect writes a task config (a Java ``HashMap``'s)."""
-    return {key: config[key] for key in java_hashmap.task_config_order(list(task_props))}
+    return {key: config[key] for key in javalang.task_config_order(list(task_props))}
 
 
 def _load_task_class(task_props: Mapping[str, str]) -> type[SourceTask]:
