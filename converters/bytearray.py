@@ -5,15 +5,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from connect.api.config import ConfigDef
 from connect.api.data import OPTIONAL_BYTES, Schema, SchemaAndValue, Type
 from connect.api.errors import DataError
 from connect.api.records import Header
+from converters.config import converter_config_def
 
 __all__ = ["ByteArrayConverter"]
+
+_CONFIG_DEF = converter_config_def()
 
 
 class ByteArrayConverter:
     """Passes bytes through unchanged; the schema must be BYTES or None. Also a header converter."""
+
+    @classmethod
+    def config_def(cls) -> ConfigDef:
+        """``converter.type`` only (Java's ``ConverterConfig.newConfigDef()``)."""
+        return _CONFIG_DEF
 
     def configure(self, configs: Mapping[str, Any], is_key: bool = False) -> None:
         """Nothing to configure."""

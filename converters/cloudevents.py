@@ -36,7 +36,7 @@ from typing import Any, Final
 
 import orjson
 
-from connect.api.config import parse_bool
+from connect.api.config import ConfigDef, ConfigKey, ConfigType, parse_bool
 from connect.api.data import (
     BOOLEAN,
     INT32,
@@ -52,6 +52,7 @@ from connect.api.data import (
 )
 from connect.api.errors import ConfigError, DataError
 from connect.api.records import Header
+from connect.config.validators import invalid, one_of
 from converters.json import JsonConverter, dumps_jackson
 
 __all__ = ["CloudEventsConverter", "MetadataSource", "parse_metadata_source"]
@@ -147,8 +148,51 @@ def _extensions_writer(source_schema: Schema) -> Extensions:
     return fill
 
 
+def _valid_metadata_source(name: str, value: Any) -> str | None:
+    try:
+        parse_metadata_source(str(value))
+    except ConfigError as exc:
+        return invalid(name, value, exc.reason)
+    return None
+
+
+def _json_only(name: str, value: Any) -> str | None:
+    if str(value).lower() == "avro":
+        return invalid(name, value, "Avro CloudEvents need a schema registry, which this worker does not support; "
+                                    "use json")
+    return one_of("json", "avro")(name, value)
+
+
+def _key(name: str, type_: ConfigType, default: str | None, importance: str, width: str, doc: str,
+         *validators: Any) -> ConfigKey:
+    return ConfigKey(name, type_, default, False, importance, doc, None, -1, width, name, validators=validators)
+
+
+_STRING, _BOOLEAN = ConfigType.STRING, ConfigType.BOOLEAN
+_CONFIG_DEF: Final = ConfigDef((
+    _key("serializer.type", _STRING, "json", "MEDIUM", "SHORT",
+         "Serialization of the CloudEvents envelope: json (avro needs a schema registry).", _json_only),
+    _key("data.serializer.type", _STRING, "json", "MEDIUM", "SHORT",
+         "Serialization of the data attribute: json (avro needs a schema registry).", _json_only),
+    _key("metadata.source", _STRING, "value,id:generate,type:generate,traceparent:header,dataSchemaName:generate",
+         "MEDIUM", "MEDIUM", "Where source, op and transaction come from (value or header), then "
+                             "id:generate|header, type:generate|header.", _valid_metadata_source),
+    _key("extension.attributes.enable", _BOOLEAN, "true", "MEDIUM", "SHORT",
+         "Whether the iodebezium* extension attributes are written."),
+    _key("schema.cloudevents.name", _STRING, None, "LOW", "MEDIUM", "The CloudEvents schema name (Avro only)."),
+    _key("schema.name.adjustment.mode", _STRING, "avro", "LOW", "SHORT",
+         "Schema name adjustment: none, avro or avro_unicode (Avro only).", one_of("none", "avro", "avro_unicode")),
+))
+
+
 class CloudEventsConverter:
     """Debezium's CloudEvents converter (structured mode, JSON)."""
+
+    @classmethod
+    def config_def(cls) -> ConfigDef:
+        """Its settings, checked when a connector config is validated (Debezium's converter declares none: it checks
+        them when configured)."""
+        return _CONFIG_DEF
 
     def __init__(self) -> None:
         self.metadata = MetadataSource()

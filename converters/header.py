@@ -25,6 +25,7 @@ from typing import Any, Final
 
 import orjson
 
+from connect.api.config import ConfigDef
 from connect.api.data import (
     DATE_NAME,
     TIME_NAME,
@@ -243,6 +244,11 @@ def parse_string(text: str) -> SchemaAndValue:
 
 class SimpleHeaderConverter:
     """Java's ``SimpleHeaderConverter``; it has no settings."""
+
+    @classmethod
+    def config_def(cls) -> ConfigDef:
+        """No settings (an empty ``ConfigDef``, as Java's ``config()``)."""
+        return ConfigDef()
 
     def configure(self, configs: Mapping[str, Any]) -> None:
         """Nothing to configure."""

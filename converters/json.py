@@ -31,7 +31,7 @@ from typing import Any, Final, TypeVar
 
 import orjson
 
-from connect.api.config import parse_bool
+from connect.api.config import ConfigDef, ConfigKey, ConfigType, parse_bool
 from connect.api.data import (
     DATE_NAME,
     DECIMAL_NAME,
@@ -45,7 +45,9 @@ from connect.api.data import (
 )
 from connect.api.errors import ConfigError, DataError
 from connect.api.records import Header
+from connect.config.validators import one_of_ignoring_case
 from connect.javalang import double_to_string, float_to_string
+from converters.config import converter_config_def
 
 __all__ = [
     "JsonConverter",
@@ -772,14 +774,38 @@ def _config_bool(configs: Mapping[str, Any], name: str, default: bool) -> bool:
     return parse_bool(value, default)
 
 
+_CONFIG_DEF: Final = converter_config_def(
+    ConfigKey("schemas.enable", ConfigType.BOOLEAN, "true", False, "HIGH",
+              "Include schemas within each of the serialized values and keys.", "Schemas", 0, "MEDIUM",
+              "Enable Schemas"),
+    ConfigKey("schemas.cache.size", ConfigType.INT, "1000", False, "HIGH",
+              "The maximum number of schemas that can be cached in this converter instance.", "Schemas", 1, "MEDIUM",
+              "Schema Cache Size"),
+    ConfigKey("schema.content", ConfigType.STRING, None, False, "HIGH",
+              "A schema used for every message instead of the schemas within the messages (sink side only).",
+              "Schemas", 2, "MEDIUM", "Schema Content"),
+    ConfigKey("decimal.format", ConfigType.STRING, "BASE64", False, "LOW",
+              "How decimals are serialized: 'BASE64' (default) or 'NUMERIC', case insensitive.", "Serialization", 0,
+              "MEDIUM", "Decimal Format", validators=(one_of_ignoring_case("NUMERIC", "BASE64"),)),
+    ConfigKey("replace.null.with.default", ConfigType.BOOLEAN, "true", False, "LOW",
+              "Whether a null field with a default value is written as that default.", "Serialization", 1, "MEDIUM",
+              "Replace null with default"),
+)
+
+
 class JsonConverter:
-    """Java's ``JsonConverter``. Settings (``configure``):
+    """Java's ``JsonConverter``. Settings (``configure``, declared by :meth:`config_def`):
 
     * ``schemas.enable`` (default true): wrap values in ``{"schema":...,"payload":...}``;
     * ``decimal.format`` (``BASE64`` default, or ``NUMERIC``): how Decimal values are written;
     * ``replace.null.with.default`` (default true): write (and read) a null with a default as the default;
     * ``schemas.cache.size`` (default 1000): how many schemas keep their compiled form.
     """
+
+    @classmethod
+    def config_def(cls) -> ConfigDef:
+        """Java's ``JsonConverterConfig``: ``converter.type``, then the settings above and ``schema.content``."""
+        return _CONFIG_DEF
 
     def __init__(self) -> None:
         self.schemas_enabled = True

@@ -6,11 +6,18 @@ import codecs
 from collections.abc import Mapping
 from typing import Any
 
+from connect.api.config import ConfigDef, ConfigKey, ConfigType
 from connect.api.data import OPTIONAL_STRING, Schema, SchemaAndValue
 from connect.api.errors import ConfigError, DataError
 from connect.api.records import Header
+from converters.config import converter_config_def
 
 __all__ = ["StringConverter"]
+
+_CONFIG_DEF = converter_config_def(
+    ConfigKey("converter.encoding", ConfigType.STRING, "UTF-8", False, "HIGH",
+              "The character set used to encode strings as bytes.", None, -1, "MEDIUM", "Encoding"),
+)
 
 
 class StringConverter:
@@ -21,6 +28,11 @@ class StringConverter:
 
     def __init__(self) -> None:
         self.encoding = "utf-8"
+
+    @classmethod
+    def config_def(cls) -> ConfigDef:
+        """Java's ``StringConverterConfig``: ``converter.type`` and ``converter.encoding``."""
+        return _CONFIG_DEF
 
     def configure(self, configs: Mapping[str, Any], is_key: bool = False) -> None:
         """Apply ``converter.encoding`` (any Python codec name, e.g. ``UTF-8``, ``ISO-8859-1``)."""
