@@ -40,7 +40,7 @@ def listing(*, connectors_only: bool) -> list[dict[str, str]]:
        responses=oa.responses({200: {"type": "array", "items": {"type": "object"}}}, 400, 404))
 async def plugin_config(plugin: str) -> list[dict[str, Any]]:
     """The plugin's config keys (connectors: their own keys, then the framework's)."""
-    desc = validation.find_plugin(plugin)
+    desc = plugins.find_any(plugin)
     if desc is None:
         raise NotFoundError(f"Unknown plugin {plugin}.")
     return validation.plugin_config(desc)

@@ -18,10 +18,10 @@ from dataclasses import replace
 from typing import Any
 
 from connect.api.config import ConfigKey, ConfigType, ConfigValue
+from connect.config.definition import sorted_keys
+from connect.config.values import ParseError, missing_required, parse, render
 from connect.runtime import plugins
-from connect.runtime.plugins import PluginDesc
 
-_IMPORTANCE = {"HIGH": 0, "MEDIUM": 1, "LOW": 2}
 _PREDICATE_KEY = ConfigKey("predicate", ConfigType.STRING, None, importance="MEDIUM",
                            documentation="The alias of a predicate used to determine whether to apply this "
                                          "transformation.")
@@ -29,37 +29,17 @@ _NEGATE_KEY = ConfigKey("negate", ConfigType.BOOLEAN, "false", importance="MEDIU
                         documentation="Whether the configured predicate should be negated.")
 
 
-def _sorted(keys: Sequence[ConfigKey]) -> list[ConfigKey]:
-    """``ConfigDef.sortedConfigs``."""
-    groups = list(dict.fromkeys(k.group for k in keys if k.group))
-
-    def rank(key: ConfigKey) -> tuple[int, int, int, int, str]:
-        group = -1 if key.group is None else groups.index(key.group)
-        no_default = 0 if key.required else 1
-        return group, key.order, no_default, _IMPORTANCE.get(key.importance, 1), key.name
-
-    return sorted(keys, key=rank)
-
-
 def _parse(key: ConfigKey, raw: str) -> tuple[Any, str | None]:
-    from connect.runtime.validation import ParseError, parse  # validation imports this module
-
     try:
         return parse(key.name, key.type, raw), None
     except ParseError as exc:
         return None, str(exc)
 
 
-def _render(key: ConfigKey, value: Any) -> str | None:
-    from connect.runtime.validation import render  # validation imports this module
-
-    return render(key.type, value)
-
-
 def _embedded(prefix: str, group: str, start: int, child: Sequence[ConfigKey], props: Mapping[str, str | None]
               ) -> tuple[list[ConfigKey], list[ConfigValue]]:
     keys, values = [], []
-    for order, key in enumerate(_sorted(child), start):
+    for order, key in enumerate(sorted_keys(child), start):
         full = prefix + key.name
         keys.append(replace(key, name=full, group=group, order=order,
                             display_name=key.display_name or key.name))
@@ -75,7 +55,7 @@ def _embedded(prefix: str, group: str, start: int, child: Sequence[ConfigKey], p
                 else:
                     text = raw
         elif key.required:
-            value.errors.append(f'Missing required configuration "{full}" which has no default value.')
+            value.errors.append(missing_required(full))
         elif key.default is not None:
             parsed, _ = _parse(key, key.default)
             text = key.default
@@ -86,23 +66,9 @@ def _embedded(prefix: str, group: str, start: int, child: Sequence[ConfigKey], p
                 message = None
             if message is not None:
                 value.errors.append(message)
-        value.value = _render(key, parsed)
+        value.value = render(key.type, parsed)
         values.append(value)
     return keys, values
-
-
-def _resolve(kind: tuple[PluginDesc, ...], interface: str, name: str, raw: str) -> tuple[PluginDesc | None, str | None,
-                                                                                          str | None]:
-    """(plugin, rendered value, error) of a ``type`` value."""
-    desc = plugins.find(kind, raw)
-    if desc is not None:
-        return desc, desc.class_name, None
-    every = plugins.CONNECTORS + plugins.CONVERTERS + plugins.HEADER_CONVERTERS + plugins.TRANSFORMATIONS + \
-        plugins.PREDICATES
-    other = next((d for d in every if plugins.find((d,), raw) is not None), None)
-    if other is not None:
-        return None, other.class_name, f"Class class {other.class_name} does not implement the {interface} interface"
-    return None, None, f"Invalid value {raw.strip()} for configuration {name}: Class {raw.strip()} could not be found."
 
 
 def alias_entries(props: Mapping[str, str | None], aliases: Mapping[str, list[str]]
@@ -129,9 +95,9 @@ def alias_entries(props: Mapping[str, str | None], aliases: Mapping[str, list[st
             raw = props.get(type_name)
             desc = None
             if type_name not in props:
-                type_value.errors.append(f'Missing required configuration "{type_name}" which has no default value.')
-            elif raw is not None:
-                desc, type_value.value, error = _resolve(kind, interface, type_name, raw)
+                type_value.errors.append(missing_required(type_name))
+            elif raw is not None:  # shown trimmed in the "Invalid value" of an unknown class
+                desc, type_value.value, error = plugins.resolve_class(kind, interface, type_name, raw.strip())
                 if error is not None:
                     type_value.errors.append(error)
             keys += [type_key, version_key]

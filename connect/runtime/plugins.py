@@ -3,7 +3,12 @@ process has one ``sys.modules``).
 
 A plugin is named by its Java class name (so Debezium and Kafka configs work unchanged), by our
 dotted Python path, by its simple class name, or by its simple name with the type suffix pruned.
-Plugin modules are imported lazily, on first use.
+Plugin modules are imported lazily, on first use, by their Python path: the runtime names no plugin module in
+its imports.
+
+A plugin declares its settings as Connect's do: connectors, transformations and predicates through an instance's
+``config()``, converters through the class's ``config_def()`` (Java's ``Converter.config()``; a converter without
+one has no settings).
 """
 
 from __future__ import annotations
@@ -12,7 +17,9 @@ import importlib
 from dataclasses import dataclass
 from typing import Any
 
+from connect.api.config import ConfigDef
 from connect.api.errors import ConnectError
+from connect.config.validators import invalid
 
 VERSION = "4.3.1"
 DEBEZIUM_VERSION = "3.6.1.Final"
@@ -78,6 +85,9 @@ TRANSFORMATIONS = (
 PREDICATES = tuple(PluginDesc(f"{_SMT}.predicates.{name}", f"connect.transforms.predicates.{name}", "predicate")
                    for name in ("HasHeaderKey", "RecordIsTombstone", "TopicNameMatches"))
 
+ALL = CONNECTORS + CONVERTERS + HEADER_CONVERTERS + TRANSFORMATIONS + PREDICATES
+"""Every installed plugin: connectors, converters, header converters, transformations, predicates."""
+
 TASK_CLASSES = {
     "io.debezium.connector.mongodb.MongoDbConnectorTask": "connectors.mongodb.task.MongoDbConnectorTask",
     "org.apache.kafka.connect.file.FileStreamSourceTask": "connectors.file.source.FileStreamSourceTask",
@@ -116,6 +126,26 @@ def find(kind: tuple[PluginDesc, ...], name: str) -> PluginDesc | None:
     return None
 
 
+def find_any(name: str) -> PluginDesc | None:
+    """Any installed plugin ``name`` designates (connector first, then converter, header converter,
+    transformation, predicate)."""
+    return find(ALL, name)
+
+
+def resolve_class(kind: tuple[PluginDesc, ...], interface: str, name: str, raw: str
+                  ) -> tuple[PluginDesc | None, str | None, str | None]:
+    """The CLASS value ``raw`` of the key ``name``, which must name a plugin of ``kind``: (the plugin, the value
+    as reported, the error). A plugin of another kind is reported by its class name with Connect's "does not
+    implement" error, an unknown class as null with ``ConfigDef``'s "could not be found"."""
+    desc = find(kind, raw)
+    if desc is not None:
+        return desc, desc.class_name, None
+    other = find_any(raw)
+    if other is not None:
+        return None, other.class_name, f"Class class {other.class_name} does not implement the {interface} interface"
+    return None, None, invalid(name, raw, f"Class {raw.strip()} could not be found.")
+
+
 def load(desc: PluginDesc) -> Any:
     """Import and return the plugin's class."""
     module_name, _, attr = desc.python_path.rpartition(".")
@@ -123,6 +153,15 @@ def load(desc: PluginDesc) -> Any:
         return getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as exc:
         raise ConnectError(f"Cannot load plugin {desc.class_name} from {desc.python_path}: {exc}") from exc
+
+
+def converter_config_def(desc: PluginDesc) -> ConfigDef:
+    """The settings the converter (or header converter) ``desc`` declares with its class's ``config_def()``."""
+    declared = getattr(load(desc), "config_def", None)
+    if declared is None:
+        return ConfigDef()
+    definition: ConfigDef = declared()
+    return definition
 
 
 def connector_not_found(name: str) -> str:

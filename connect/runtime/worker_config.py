@@ -1,5 +1,5 @@
-"""Worker configuration (Connect's ``WorkerConfig``, ``DistributedConfig``, ``StandaloneConfig``) and the
-common connector keys (``ConnectorConfig``).
+"""Worker configuration (Connect's ``WorkerConfig``, ``DistributedConfig``, ``StandaloneConfig``); the keys
+every connector config has are :mod:`connect.runtime.connector_config`'s.
 
 Worker settings are parsed once, at start, into :class:`WorkerConfig`; the raw map is kept for the
 prefixed pass-through keys (``producer.*``, ``key.converter.*`` ...).
@@ -13,7 +13,6 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from connect.api.config import ConfigDef, ConfigKey, ConfigType
 from connect.api.errors import ConfigError
 
 JSON_CONVERTER = "org.apache.kafka.connect.json.JsonConverter"
@@ -110,49 +109,6 @@ class WorkerConfig(BaseModel):
 def prefixed(props: Mapping[str, str], prefix: str) -> dict[str, str]:
     """The keys starting with ``prefix``, with the prefix removed."""
     return {k[len(prefix):]: v for k, v in props.items() if k.startswith(prefix)}
-
-
-def _non_empty_name(name: str, value: str) -> str | None:
-    if not value.strip():
-        return f"Invalid value {value} for configuration {name}: String may not be empty"
-    controls = [str(ord(c)) for c in value if ord(c) < 32 or 127 <= ord(c) < 160]
-    if controls:
-        return (f"Invalid value {value} for configuration {name}: String may not contain control sequences "
-                f"but had the following ASCII chars: {', '.join(controls)}")
-    return None
-
-
-def _at_least_one(name: str, value: str) -> str | None:
-    try:
-        ok = int(value) >= 1
-    except ValueError:
-        return None
-    return None if ok else f"Invalid value {value} for configuration {name}: Value must be at least 1"
-
-
-CONNECTOR_CONFIG_DEF = ConfigDef((
-    ConfigKey("name", ConfigType.STRING, required=True, importance="HIGH", group="Common", order=1,
-              width="MEDIUM", display_name="Connector name",
-              documentation="Globally unique name to use for this connector.", validators=(_non_empty_name,)),
-    ConfigKey("connector.class", ConfigType.STRING, required=True, importance="HIGH", group="Common", order=2,
-              width="LONG", display_name="Connector class",
-              documentation="Name or alias of the class for this connector."),
-    ConfigKey("tasks.max", ConfigType.INT, default="1", importance="HIGH", group="Common", order=3,
-              width="SHORT", display_name="Tasks max",
-              documentation="Maximum number of tasks to use for this connector.", validators=(_at_least_one,)),
-    ConfigKey("key.converter", ConfigType.CLASS, importance="LOW", group="Common", order=5, width="SHORT",
-              display_name="Key converter class",
-              documentation="Converter class used to convert between Kafka Connect format and the serialized "
-                            "form that is written to Kafka."),
-    ConfigKey("value.converter", ConfigType.CLASS, importance="LOW", group="Common", order=6, width="SHORT",
-              display_name="Value converter class",
-              documentation="Converter class used to convert between Kafka Connect format and the serialized "
-                            "form that is written to Kafka."),
-    ConfigKey("header.converter", ConfigType.CLASS, importance="LOW", group="Common", order=7, width="SHORT",
-              display_name="Header converter class",
-              documentation="HeaderConverter class used to convert between Kafka Connect format and the "
-                            "serialized form that is written to Kafka."),
-))
 
 
 def string_values(config: Mapping[str, Any]) -> dict[str, str]:

@@ -19,7 +19,8 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from connect.api.config import ConfigKey, ConfigType, ConfigValue
-from connect.runtime import plugins, validation
+from connect.config import values
+from connect.runtime import client_config_override, config_infos, plugins, validation
 from connect.runtime.rest_errors import BadRequestError
 from connect.runtime.worker_config import WorkerConfig
 from rest import error_handlers as errors
@@ -418,7 +419,7 @@ _installed_recommendations()
 
 
 def _desc(name: str) -> plugins.PluginDesc:
-    desc = validation.find_plugin(name)
+    desc = plugins.find_any(name)
     assert desc is not None
     return desc
 
@@ -467,7 +468,7 @@ def test_validate_null_values_report_more_than_connect() -> None:
     result replaces the framework's); we keep it, as the create path rejects such a config too."""
     props, golden = GOLDEN_VALIDATE["nulls"]
     report = _without_docs(_validate(props))
-    null_error = [validation.NULL_VALUE_ERROR]
+    null_error = [values.NULL_VALUE_ERROR]
     assert report["configs"][0] == golden["configs"][0]  # a key nobody defines comes first, definition null
     assert _errors(report) == {"foo": null_error, "topic": null_error, "file": null_error}
     assert report["error_count"] == golden["error_count"] + 2
@@ -563,12 +564,14 @@ def test_validate_request_suffix_match(path: str) -> None:
     (ConfigType.LIST, " a , b ,", ["a", "b", ""], "a,b,"),
     (ConfigType.LIST, "  ", [], ""),
     (ConfigType.DOUBLE, "2", 2.0, "2.0"),
+    (ConfigType.DOUBLE, "0.00001", 1e-5, "1.0E-5"),  # Double.toString, not Python's 1e-05
+    (ConfigType.DOUBLE, "1e7", 1e7, "1.0E7"),
     (ConfigType.STRING, "  x ", "x", "x"),
     (ConfigType.PASSWORD, "s", "s", "[hidden]"),
 ])
 def test_parse_and_render(type_: ConfigType, raw: str, parsed: Any, rendered: str) -> None:
-    assert validation.parse("k", type_, raw) == parsed
-    assert validation.render(type_, parsed) == rendered
+    assert values.parse("k", type_, raw) == parsed
+    assert values.render(type_, parsed) == rendered
 
 
 @pytest.mark.parametrize(("type_", "raw", "message"), [
@@ -578,12 +581,12 @@ def test_parse_and_render(type_: ConfigType, raw: str, parsed: Any, rendered: st
     (ConfigType.DOUBLE, "x", "Invalid value x for configuration k: Not a number of type DOUBLE"),
 ])
 def test_parse_errors(type_: ConfigType, raw: str, message: str) -> None:
-    with pytest.raises(validation.ParseError, match="^" + message.replace(".", r"\.") + "$"):
-        validation.parse("k", type_, raw)
+    with pytest.raises(values.ParseError, match="^" + message.replace(".", r"\.") + "$"):
+        values.parse("k", type_, raw)
 
 
 def test_config_key_info_shape() -> None:
-    info = validation.config_key_info(ConfigKey("k", ConfigType.LIST, "a,b", True, "HIGH", "doc"))
+    info = config_infos.config_key_info(ConfigKey("k", ConfigType.LIST, "a,b", True, "HIGH", "doc"))
     assert info == {"name": "k", "type": "LIST", "required": True, "default_value": None, "importance": "HIGH",
                     "documentation": "doc", "group": None, "order_in_group": -1, "width": "NONE",
                     "display_name": "k", "dependents": []}
@@ -643,7 +646,7 @@ def test_router_rejections(client: TestClient, body: Any, status: int) -> None:
 def test_client_override_policy(policy: str, key: str, allowed: bool) -> None:
     worker = {"connector.client.config.override.policy": policy,
               "connector.client.config.override.allowlist": "linger.ms, batch.size"}
-    error = validation.client_override_error(key, worker)
+    error = client_config_override.client_override_error(key, worker)
     assert (error is None) is allowed
     if error is not None:
         name = key.split(".override.", 1)[1]

@@ -47,7 +47,7 @@ def _alias_entries(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
 @pytest.mark.parametrize("case", ["ok", "bad", "ends"])
 def test_transform_and_predicate_entries_match_connect(case: str) -> None:
     request, java = JAVA[case]["request"], JAVA[case]["reply"]
-    desc = validation.find_plugin("FileStreamSourceConnector")
+    desc = plugins.find_any("FileStreamSourceConnector")
     assert desc is not None
     ours = validation.validate_connector_config(request, desc, worker_defaults=WORKER_DEFAULTS)
     assert ours["groups"] == java["groups"]
@@ -86,12 +86,12 @@ def test_plugin_listing_matches_connect() -> None:
                                   "TopicNameMatches", "CloudEventsConverter", "CloudEvents", "ExtractNewDocumentState",
                                   "io.debezium.converters.CloudEventsConverter", "Filter", "RecordIsTombstone"])
 def test_plugin_aliases(name: str) -> None:
-    assert validation.find_plugin(name) is not None
-    assert validation.find_plugin("Value") is None and validation.find_plugin("InsertField") is None
+    assert plugins.find_any(name) is not None
+    assert plugins.find_any("Value") is None and plugins.find_any("InsertField") is None
 
 
 def test_plugin_config_of_a_transform() -> None:
-    desc = validation.find_plugin("RegexRouter")
+    desc = plugins.find_any("RegexRouter")
     assert desc is not None
     keys = validation.plugin_config(desc)
     assert [(k["name"], k["required"], k["group"], k["order_in_group"]) for k in keys] == [
