@@ -8,13 +8,16 @@ import struct
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from connect.api.config import ConfigDef
 from connect.api.data import Schema, SchemaAndValue, Type
 from connect.api.errors import DataError
 from connect.api.records import Header
+from converters.config import converter_config_def
 
 __all__ = ["BooleanConverter", "DoubleConverter", "FloatConverter", "IntegerConverter", "LongConverter",
            "ShortConverter"]
 
+_CONFIG_DEF = converter_config_def()
 _JAVA_CLASS = {bool: "java.lang.Boolean", int: "java.lang.Long", float: "java.lang.Double", str: "java.lang.String",
                bytes: "[B", dict: "java.util.HashMap", list: "java.util.ArrayList"}
 
@@ -26,6 +29,11 @@ class _NumberConverter:
     SCHEMA: ClassVar[Schema]
     TYPE_NAME: ClassVar[str]
     DESERIALIZER: ClassVar[str]
+
+    @classmethod
+    def config_def(cls) -> ConfigDef:
+        """``converter.type`` only (Java's ``NumberConverterConfig`` and ``BooleanConverterConfig``)."""
+        return _CONFIG_DEF
 
     def configure(self, configs: Mapping[str, Any], is_key: bool = False) -> None:
         """No settings besides ``converter.type``."""

@@ -12,6 +12,7 @@ from converters.bytearray import ByteArrayConverter
 from converters.cloudevents import CloudEventsConverter
 from converters.header import SimpleHeaderConverter
 from converters.json import JsonConverter
+from converters.number import BooleanConverter, DoubleConverter, LongConverter
 from converters.string import StringConverter
 
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
@@ -22,6 +23,9 @@ FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
                      "replace.null.with.default"]),
     (StringConverter, ["converter.type", "converter.encoding"]),
     (ByteArrayConverter, ["converter.type"]),
+    (LongConverter, ["converter.type"]),  # as Java's NumberConverterConfig
+    (DoubleConverter, ["converter.type"]),
+    (BooleanConverter, ["converter.type"]),  # as Java's BooleanConverterConfig
     (SimpleHeaderConverter, []),
     (CloudEventsConverter, ["serializer.type", "data.serializer.type", "metadata.source",
                             "extension.attributes.enable", "schema.cloudevents.name", "schema.name.adjustment.mode"]),
@@ -54,3 +58,16 @@ def test_validation_checks_the_settings_a_converter_declares() -> None:
     assert entries["key.converter.converter.type"]["value"]["value"] == "key"
     assert entries["key.converter.converter.encoding"]["definition"]["display_name"] == "Encoding"
     assert report["error_count"] == 2
+
+
+def test_a_number_converter_lists_converter_type_as_connect_does() -> None:
+    desc = plugins.find(plugins.CONVERTERS, "LongConverter")
+    assert desc is not None
+    assert [k["name"] for k in validation.plugin_config(desc)] == ["converter.type"]
+    connector = plugins.find(plugins.CONNECTORS, FILE_SOURCE)
+    assert connector is not None
+    report = validation.validate_connector_config(
+        {"connector.class": FILE_SOURCE, "name": "n", "topic": "t", "key.converter": "LongConverter"}, connector)
+    entries = {e["value"]["name"]: e["value"] for e in report["configs"]}
+    assert entries["key.converter.converter.type"] == {"name": "key.converter.converter.type", "value": "key",
+                                                       "recommended_values": [], "errors": [], "visible": True}
