@@ -1,4 +1,9 @@
-"""Converters turn Connect data into bytes for Kafka and back (Connect's ``Converter``)."""
+"""Converters turn Connect data into bytes for Kafka and back (Connect's ``Converter``).
+
+A converter class may declare its settings with a ``config_def()`` class method returning a
+:class:`~connect.api.config.ConfigDef` (Java's ``Converter.config()``); the worker validates a connector's
+``<kind>.converter.*`` keys against it. A converter without one has no settings to validate.
+"""
 
 from __future__ import annotations
 
