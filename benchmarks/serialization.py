@@ -31,7 +31,7 @@ from bson.codec_options import CodecOptions, DatetimeConversion
 from benchmarks.backlog_drain import document
 from connect.api.records import SourceRecord
 from connect.runtime.transformation_chain import build_chain
-from connectors.mongodb.events import ChangeEventConverter
+from connectors.mongodb.event_converter import ChangeEventConverter
 from connectors.mongodb.transforms import ExtractNewDocumentState
 from converters.cloudevents import CloudEventsConverter
 from converters.json import JsonConverter

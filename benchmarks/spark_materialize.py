@@ -30,7 +30,7 @@ from pyspark.sql import functions as F
 
 import stack
 from benchmarks import report
-from connectors.mongodb.events import ChangeEventConverter
+from connectors.mongodb.event_converter import ChangeEventConverter
 from converters.json import JsonConverter
 from spark_jobs.kafka_source import offset_ranges, read_range
 from spark_jobs.materialize import MaterializeOptions, run

@@ -1,4 +1,8 @@
-"""What a MongoDB failure means for the task: retry with backoff, position lost, or fail now.
+"""The connection to MongoDB (Debezium's ``connection`` package): the driver client built from the connector
+config, and what a MongoDB failure means for the task: retry with backoff, position lost, or fail now.
+
+Driver options come from the ``mongodb.*`` keys; an option also given in the connection string keeps the
+connection string's value, as in Debezium.
 
 * credentials refused (codes 18 AuthenticationFailed, 13 Unauthorized) or a bad TLS/URI setup: fail at once with
   a message naming the problem; retrying cannot help and would hammer the server;
@@ -19,11 +23,60 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
+import pymongo
+from pymongo import uri_parser
 from pymongo.errors import ConfigurationError, OperationFailure, PyMongoError
+
+from connect.api.errors import ConnectError
+from connectors.mongodb.config import MongoDbConfig
 
 AUTH_CODES = frozenset((18, 13))
 LOST_CODES = frozenset((286, 280, 136, 260))
 TOO_LARGE_CODES = frozenset((10334, 17419))
+
+
+def client_options(config: MongoDbConfig) -> dict[str, Any]:
+    """Driver options from the ``mongodb.*`` keys, less those the connection string sets."""
+    capture = config.capture
+    options: dict[str, Any] = {
+        "connectTimeoutMS": config.connect_timeout_ms,
+        "serverSelectionTimeoutMS": config.server_selection_timeout_ms,
+        "socketTimeoutMS": config.socket_timeout_ms or None,
+        "heartbeatFrequencyMS": capture.heartbeat_frequency_ms,
+        "uuidRepresentation": "standard",
+    }
+    if config.user:
+        options.update(username=config.user, password=config.password, authSource=config.auth_source)
+    if capture.ssl_enabled:
+        options["tls"] = True
+        if capture.ssl_invalid_hostname_allowed:
+            options["tlsAllowInvalidHostnames"] = True
+        if capture.ssl_ca_file:
+            options["tlsCAFile"] = capture.ssl_ca_file
+        if capture.ssl_cert_file:
+            options["tlsCertificateKeyFile"] = capture.ssl_cert_file
+        if capture.ssl_cert_password:
+            options["tlsCertificateKeyFilePassword"] = capture.ssl_cert_password
+    in_uri = {k.lower() for k in uri_parser.parse_uri(config.connection_string, validate=False)["options"]}
+    return {k: v for k, v in options.items() if k.lower() not in in_uri}
+
+
+def new_client(config: MongoDbConfig, uri: str | None = None) -> pymongo.MongoClient[dict[str, Any]]:
+    """A driver client of ``uri`` (by default ``mongodb.connection.string``); it connects lazily."""
+    return pymongo.MongoClient(config.connection_string if uri is None else uri, **client_options(config))
+
+
+def connect(config: MongoDbConfig, uri: str, tag: str) -> pymongo.MongoClient[dict[str, Any]]:
+    """A client of ``uri`` that answered a ``ping``; refused credentials fail with :func:`auth_message`."""
+    client = new_client(config, uri)
+    try:
+        client.admin.command("ping")
+    except PyMongoError as exc:
+        client.close()
+        if classify(exc) is Fault.AUTH:
+            raise ConnectError(auth_message(tag, config.user, config.auth_source, exc)) from exc
+        raise ConnectError(f"[{tag}] Unable to connect to MongoDB: {exc}") from exc
+    return client
 
 
 class Fault(Enum):

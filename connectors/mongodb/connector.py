@@ -1,6 +1,6 @@
 """``MongoDbConnector``: validates the config and hands it to one task, as Debezium 3.x does (one change
 stream through the replica set or mongos); with ``mongodb.connection.mode=replica_set`` it discovers the shards
-and splits their replica sets over up to ``tasks.max`` tasks (:mod:`sharding`)."""
+and splits their replica sets over up to ``tasks.max`` tasks (:mod:`.sharding`)."""
 
 from __future__ import annotations
 
@@ -8,16 +8,15 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-import pymongo
 from pymongo.errors import PyMongoError
 
 from connect.api.config import ConfigDef, ConfigValue
 from connect.api.connector import SourceConnector
 from connect.api.errors import ConnectError
 from connectors.mongodb import config as mongo_config
-from connectors.mongodb import sharding
+from connectors.mongodb import connection, sharding
 from connectors.mongodb.capture_config import ConnectionMode
-from connectors.mongodb.task import MongoDbConnectorTask, client_options
+from connectors.mongodb.task import MongoDbConnectorTask
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +45,7 @@ class MongoDbConnector(SourceConnector):
     def _start_discovery(self, parsed: mongo_config.MongoDbConfig) -> None:
         """Find the shards now, then watch for changes."""
         name = self._props.get("name", "?")
-        self._client: Any = pymongo.MongoClient(parsed.connection_string, **client_options(parsed))
+        self._client: Any = connection.new_client(parsed)
         try:
             self._shards = sharding.discover_shards(self._client)
         except PyMongoError as exc:

@@ -4,8 +4,9 @@ By default the task reads one change stream (the replica set, or the sharded clu
 one offset, ``{"server_id": <topic.prefix>}`` -> ``{"sec","ord","resume_token",...}``, exactly as Debezium 3.x.
 With ``mongodb.connection.mode=replica_set`` the connector hands each task one or more shard replica sets; the
 task reads each one's stream on its own thread and keeps one offset per replica set (partition
-``{"server_id", "rs"}``, Debezium 2.x's form). Failures follow :mod:`faults`; snapshots are sequenced by
-:mod:`snapshot_runner`; signals (:mod:`signal_dispatch`) act on the task's stream when it has exactly one.
+``{"server_id", "rs"}``, Debezium 2.x's form). Failures follow :mod:`.connection`; snapshots are sequenced by
+:mod:`.snapshot.runner`; signals (:mod:`.streaming.signal_dispatch`) act on the task's stream when it has exactly
+one.
 """
 
 from __future__ import annotations
@@ -16,50 +17,22 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-import pymongo
-from pymongo import uri_parser
 from pymongo.errors import NotPrimaryError, PyMongoError
 
 from connect.api.errors import ConnectError, DataError
 from connect.api.metrics import Metric
 from connect.api.records import SourceRecord
 from connect.api.task import SourceTask
-from connectors.mongodb import sharding, snapshot
-from connectors.mongodb.capture import POLL_AWAIT_MS, StreamCapture
+from connectors.mongodb import connection, sharding, snapshot
 from connectors.mongodb.config import MongoDbConfig, SnapshotMode
-from connectors.mongodb.events import ChangeEventConverter, decode_resume_token
-from connectors.mongodb.faults import Backoff, Fault, auth_message, classify, fatal_message, lost_position_message
-from connectors.mongodb.metrics import StreamingMetrics
-from connectors.mongodb.signal_dispatch import SignalDispatcher, SignalSettings
-from connectors.mongodb.snapshot_runner import SnapshotRunner, rs_label
+from connectors.mongodb.connection import Backoff, Fault, auth_message, classify, fatal_message, lost_position_message
+from connectors.mongodb.event_converter import ChangeEventConverter, decode_resume_token
+from connectors.mongodb.snapshot.runner import SnapshotRunner
+from connectors.mongodb.streaming.capture import POLL_AWAIT_MS, StreamCapture, rs_label
+from connectors.mongodb.streaming.metrics import StreamingMetrics
+from connectors.mongodb.streaming.signal_dispatch import SignalDispatcher, SignalSettings
 
 log = logging.getLogger(__name__)
-
-
-def client_options(config: MongoDbConfig) -> dict[str, Any]:
-    """Driver options from the ``mongodb.*`` keys; options in the connection string win, as in Debezium."""
-    capture = config.capture
-    options: dict[str, Any] = {
-        "connectTimeoutMS": config.connect_timeout_ms,
-        "serverSelectionTimeoutMS": config.server_selection_timeout_ms,
-        "socketTimeoutMS": config.socket_timeout_ms or None,
-        "heartbeatFrequencyMS": capture.heartbeat_frequency_ms,
-        "uuidRepresentation": "standard",
-    }
-    if config.user:
-        options.update(username=config.user, password=config.password, authSource=config.auth_source)
-    if capture.ssl_enabled:
-        options["tls"] = True
-        if capture.ssl_invalid_hostname_allowed:
-            options["tlsAllowInvalidHostnames"] = True
-        if capture.ssl_ca_file:
-            options["tlsCAFile"] = capture.ssl_ca_file
-        if capture.ssl_cert_file:
-            options["tlsCertificateKeyFile"] = capture.ssl_cert_file
-        if capture.ssl_cert_password:
-            options["tlsCertificateKeyFilePassword"] = capture.ssl_cert_password
-    in_uri = {k.lower() for k in uri_parser.parse_uri(config.connection_string, validate=False)["options"]}
-    return {k: v for k, v in options.items() if k.lower() not in in_uri}
 
 
 class MongoDbConnectorTask(SourceTask):
@@ -124,14 +97,7 @@ class MongoDbConnectorTask(SourceTask):
 
     def _make_stream(self, rs: str | None, uri: str, run_id: str) -> StreamCapture:
         config = self.config
-        client: pymongo.MongoClient[dict[str, Any]] = pymongo.MongoClient(uri, **client_options(config))
-        try:
-            client.admin.command("ping")
-        except PyMongoError as exc:
-            client.close()
-            if classify(exc) is Fault.AUTH:
-                raise ConnectError(auth_message(self.tag, config.user, config.auth_source, exc)) from exc
-            raise ConnectError(f"[{self.tag}] Unable to connect to MongoDB: {exc}") from exc
+        client = connection.connect(config, uri, self.tag)
         partition = {"server_id": config.topic_prefix} if rs is None else {"server_id": config.topic_prefix, "rs": rs}
         events = ChangeEventConverter(
             topic_prefix=config.topic_prefix, tombstones_on_delete=config.tombstones_on_delete,
@@ -145,7 +111,7 @@ class MongoDbConnectorTask(SourceTask):
         stream.restore(stored, decode_resume_token)
         return stream
 
-    # -- snapshots (sequenced by snapshot_runner) ------------------------------------------------------------
+    # -- snapshots (sequenced by snapshot.runner) ------------------------------------------------------------
     def _needs_snapshot(self, stored: Mapping[str, Any] | None) -> bool:
         mode = self.config.snapshot_mode
         interrupted = bool(stored and stored.get("initsync"))

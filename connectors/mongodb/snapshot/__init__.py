@@ -1,9 +1,13 @@
-"""Debezium's initial snapshot: the change-stream position is taken first, then every captured collection is
-read (by :mod:`snapshot_parallel`); each document becomes an ``r`` record. Streaming then resumes from the
-position taken before the copy, so a change made during the copy is emitted afterwards too.
+"""The snapshots (Debezium's ``snapshot`` package): the initial and blocking snapshots sequenced by :mod:`.runner`
+and read by :mod:`.parallel`, resumable through :mod:`.progress`; the incremental snapshot (:mod:`.incremental`)
+with its offset keys (:mod:`.incremental_state`, the ``_id``s in Java's serialized form, :mod:`.java_serialization`);
+``_id`` ranges in the server's order (:mod:`.bson_order`).
 
-While the snapshot runs, offsets carry ``initsync: true`` (and our ``snapshot_progress``); the final record gets
-``source.snapshot = last`` and the position without either.
+Here: where a snapshot starts and what it reads. The change-stream position is taken first, then every captured
+collection is read; each document becomes an ``r`` record. Streaming then resumes from the position taken before
+the copy, so a change made during the copy is emitted afterwards too. While the snapshot runs, offsets carry
+``initsync: true`` (and our ``snapshot_progress``); the final record gets ``source.snapshot = last`` and the
+position without either.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from connectors.mongodb.config import ALWAYS_EXCLUDED_DATABASES
-from connectors.mongodb.events import encode_resume_token
+from connectors.mongodb.event_converter import encode_resume_token
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ largest when the collection started, with the signal's additional condition), bu
 event of the collection whose key is buffered drops the buffered read (the streamed event is newer). When the close
 watermark arrives the remaining reads are emitted as ``r`` records with ``source.snapshot = incremental`` and the
 next chunk is read. The state rides on the records' offsets in Debezium's keys (``incremental_snapshot_collections``,
-``..._primary_key``, ``..._maximum_key``; :mod:`connectors.mongodb.debezium_state`), each ``r`` record's own
+``..._primary_key``, ``..._maximum_key``; :mod:`.incremental_state`), each ``r`` record's own
 ``_id`` as the last key sent, so a restart - ours or Debezium's - continues after the last record committed.
 """
 
@@ -22,9 +22,9 @@ from typing import Any
 from pymongo.errors import OperationFailure, PyMongoError
 
 from connect.api.records import SourceRecord
-from connectors.mongodb import debezium_state
-from connectors.mongodb.bsonorder import range_filter, sort_key
-from connectors.mongodb.events import ChangeEventConverter
+from connectors.mongodb.event_converter import ChangeEventConverter
+from connectors.mongodb.snapshot import incremental_state
+from connectors.mongodb.snapshot.bson_order import range_filter, sort_key
 
 log = logging.getLogger(__name__)
 
@@ -98,20 +98,20 @@ class IncrementalSnapshot:
 
     def state(self, current_after: Any = _UNSET) -> dict[str, Any]:
         """The offset keys of the queue ({} when idle): Debezium's, and ours where Debezium has none (see
-        :mod:`connectors.mongodb.debezium_state`); ``current_after`` is the last key sent of the first collection
+        :mod:`.incremental_state`); ``current_after`` is the last key sent of the first collection
         when it differs from where its next chunk starts (within a chunk being emitted)."""
         queue = []
         for index, p in enumerate(self._queue):
             started, after = p.started, p.after
             if index == 0 and current_after is not _UNSET:
                 started, after = True, current_after
-            queue.append(debezium_state.Progress(p.ns, dict(p.condition), started, after, p.has_max, p.maximum))
-        return debezium_state.encode(debezium_state.SnapshotState(tuple(queue), self.paused, self.correlation_id))
+            queue.append(incremental_state.Progress(p.ns, dict(p.condition), started, after, p.has_max, p.maximum))
+        return incremental_state.encode(incremental_state.SnapshotState(tuple(queue), self.paused, self.correlation_id))
 
     def restore(self, stored: Mapping[str, Any] | None) -> None:
         """Continue the snapshot recorded on a stored source offset (ours or Debezium's); the rest of the chunk in
         flight is read again."""
-        state = debezium_state.decode(stored)
+        state = incremental_state.decode(stored)
         if state is None or not state.queue:
             return
         self._queue = [_Pending(p.ns, dict(p.condition), p.started, p.after, p.has_max, p.maximum)
@@ -194,7 +194,7 @@ class IncrementalSnapshot:
         if current is None or current not in self._queue:
             return []
         db, _, coll = current.ns.partition(".")
-        stream_state = set(debezium_state.KEYS)
+        stream_state = set(incremental_state.KEYS)
         base = {k: v for k, v in offset.items() if k not in stream_state}
         records = [self._events.snapshot_record(doc, db, coll, {**base, **self.state(doc["_id"])},
                                                 marker="incremental") for _, doc in buffered]

@@ -10,7 +10,7 @@ a snapshot runs:
 - ``incremental_snapshot_primary_key``: the ``_id`` of the last document sent (the next chunk starts after it), and
   ``incremental_snapshot_maximum_key``: the largest ``_id`` when the collection started, each the hex of a
   Java-serialized ``Object[]`` of the ``_id`` (a serialized null before the first one), see
-  :mod:`connectors.mongodb.javaser`;
+  :mod:`.java_serialization`;
 - ``incremental_snapshot_correlation_id``: the id of the signal, when there is one.
 
 What Debezium has no place for stays in our own key ``incremental_snapshot_progress`` (a base64 BSON document, the
@@ -33,7 +33,7 @@ from bson import json_util
 from bson.binary import UuidRepresentation
 from bson.codec_options import CodecOptions
 
-from connectors.mongodb import javaser
+from connectors.mongodb.snapshot import java_serialization
 
 log = logging.getLogger(__name__)
 
@@ -76,13 +76,13 @@ def encode(state: SnapshotState) -> dict[str, Any]:
     out: dict[str, Any] = {}
     try:
         first = state.queue[0]
-        out[PRIMARY_KEY] = javaser.dumps([first.after] if first.started else None)
-        out[MAXIMUM_KEY] = javaser.dumps([first.maximum] if first.has_max else None)
+        out[PRIMARY_KEY] = java_serialization.dumps([first.after] if first.started else None)
+        out[MAXIMUM_KEY] = java_serialization.dumps([first.maximum] if first.has_max else None)
         out[COLLECTIONS_KEY] = json.dumps([{_ID: p.ns, _CONDITION: _condition_text(p.condition)} for p in state.queue],
                                           separators=(",", ":"))
         if state.correlation_id is not None:
             out[CORRELATION_KEY] = state.correlation_id
-    except javaser.Unrepresentable:
+    except java_serialization.Unrepresentable:
         out = {}
     if not out or state.paused:
         out[OUR_KEY] = _our_form(state)
@@ -106,9 +106,9 @@ def decode(stored: Mapping[str, Any] | None) -> SnapshotState | None:
 
 def _position(first: Progress, stored: Mapping[str, Any]) -> Progress:
     try:
-        after = javaser.loads(str(stored[PRIMARY_KEY])) if stored.get(PRIMARY_KEY) else None
-        maximum = javaser.loads(str(stored[MAXIMUM_KEY])) if stored.get(MAXIMUM_KEY) else None
-    except javaser.Unrepresentable as exc:
+        after = java_serialization.loads(str(stored[PRIMARY_KEY])) if stored.get(PRIMARY_KEY) else None
+        maximum = java_serialization.loads(str(stored[MAXIMUM_KEY])) if stored.get(MAXIMUM_KEY) else None
+    except java_serialization.Unrepresentable as exc:
         log.warning("Incremental snapshot of %s restarts at its first document: its stored position cannot be read "
                     "(%s)", first.ns, exc)
         return first

@@ -2,11 +2,11 @@
 resumable after a crash.
 
 A *planner* thread cuts each collection into up to ``threads`` ``_id`` ranges at split points taken from a
-``$sample`` of ``_id``s, sorted in the server's order (:mod:`bsonorder`: every BSON type, mixed types, type-
+``$sample`` of ``_id``s, sorted in the server's order (:mod:`.bson_order`: every BSON type, mixed types, type-
 bracketed bounds). *Fetcher* threads read the ranges, each in ``_id`` order, and hand chunks of documents to the
 polling thread, which turns them into ``r`` records.
 
-Progress (:mod:`snapshot_progress`) rides on the records' offsets: the last record of a chunk carries the state
+Progress (:mod:`.progress`) rides on the records' offsets: the last record of a chunk carries the state
 with that chunk emitted (its range's last ``_id``), so an offset committed by the framework never claims more than
 Kafka acknowledged. A restart continues each range after its last committed ``_id``: only chunks in flight are
 read twice.
@@ -25,9 +25,9 @@ from typing import Any
 from pymongo.errors import OperationFailure, PyMongoError
 
 from connect.api.records import SourceRecord
-from connectors.mongodb.bsonorder import NO_SERVER_BOUND, range_filter, sort_key, type_rank
-from connectors.mongodb.events import ChangeEventConverter
-from connectors.mongodb.snapshot_progress import OFFSET_KEY, RangeState, SnapshotProgress
+from connectors.mongodb.event_converter import ChangeEventConverter
+from connectors.mongodb.snapshot.bson_order import NO_SERVER_BOUND, range_filter, sort_key, type_rank
+from connectors.mongodb.snapshot.progress import OFFSET_KEY, RangeState, SnapshotProgress
 
 log = logging.getLogger(__name__)
 

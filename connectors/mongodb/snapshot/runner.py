@@ -20,12 +20,12 @@ from connect.api.errors import ConnectError
 from connect.api.metrics import Metric, debezium_metric
 from connect.api.records import SourceRecord
 from connectors.mongodb import snapshot
-from connectors.mongodb.capture import POLL_AWAIT_MS, StreamCapture, watch_target
 from connectors.mongodb.config import MongoDbConfig, SnapshotMode
-from connectors.mongodb.events import decode_resume_token
-from connectors.mongodb.signals import SnapshotRequest
-from connectors.mongodb.snapshot_parallel import ParallelSnapshot, SnapshotSettings
-from connectors.mongodb.snapshot_progress import OFFSET_KEY, SnapshotProgress
+from connectors.mongodb.event_converter import decode_resume_token
+from connectors.mongodb.snapshot.parallel import ParallelSnapshot, SnapshotSettings
+from connectors.mongodb.snapshot.progress import OFFSET_KEY, SnapshotProgress
+from connectors.mongodb.streaming.capture import POLL_AWAIT_MS, StreamCapture, rs_label, watch_target
+from connectors.mongodb.streaming.signals import SnapshotRequest
 
 log = logging.getLogger(__name__)
 
@@ -157,9 +157,3 @@ class SnapshotRunner:
         running = self._running
         if running is not None:
             running.stop(timeout=0)
-
-
-def rs_label(stream: StreamCapture) -> str:
-    """`` of replica set <rs>`` for a per-replica-set stream, else nothing (for the log)."""
-    rs = stream.partition.get("rs")
-    return f" of replica set {rs}" if rs else ""

@@ -20,14 +20,14 @@ from connect.api.records import SourceRecord
 from connectors.mongodb import extjson
 from connectors.mongodb.capture_config import FullUpdateType
 from connectors.mongodb.config import CaptureMode, CaptureScope, CollectionFilter, MongoDbConfig
-from connectors.mongodb.events import OPERATIONS, ChangeEventConverter, encode_resume_token, session_txn
-from connectors.mongodb.fetcher import POSITION, ChangeStreamFetcher
+from connectors.mongodb.event_converter import OPERATIONS, ChangeEventConverter, encode_resume_token, session_txn
 from connectors.mongodb.fields import FieldSelector
-from connectors.mongodb.heartbeat import Heartbeat
-from connectors.mongodb.metrics import StreamingMetrics
-from connectors.mongodb.pipeline import FragmentMerger, build_pipeline
-from connectors.mongodb.signal_dispatch import SignalDispatcher
-from connectors.mongodb.transactions import TransactionMonitor, transaction_id
+from connectors.mongodb.streaming.fetcher import POSITION, ChangeStreamFetcher
+from connectors.mongodb.streaming.heartbeat import Heartbeat
+from connectors.mongodb.streaming.metrics import StreamingMetrics
+from connectors.mongodb.streaming.pipeline import FragmentMerger, build_pipeline
+from connectors.mongodb.streaming.signal_dispatch import SignalDispatcher
+from connectors.mongodb.streaming.transactions import TransactionMonitor, transaction_id
 
 log = logging.getLogger(__name__)
 
@@ -210,3 +210,9 @@ class StreamCapture:
             records.extend(self.events.to_records(event, block, self.transactions.offset))
             self.metrics.counts["NumberOfCommittedTransactions"] = self.transactions.committed
         self.metrics.event(op, ts_ms)
+
+
+def rs_label(stream: StreamCapture) -> str:
+    """`` of replica set <rs>`` for a per-replica-set stream, else nothing (for the log)."""
+    rs = stream.partition.get("rs")
+    return f" of replica set {rs}" if rs else ""

@@ -21,10 +21,11 @@ from typing import Any
 
 from connect.api.records import SourceRecord
 from connect.api.topics import TopicReader, TopicReaders
-from connectors.mongodb import debezium_state, signals
-from connectors.mongodb.events import ChangeEventConverter
-from connectors.mongodb.incremental import IncrementalSnapshot
-from connectors.mongodb.signals import Signal, SignalError, SnapshotRequest
+from connectors.mongodb.event_converter import ChangeEventConverter
+from connectors.mongodb.snapshot import incremental_state
+from connectors.mongodb.snapshot.incremental import IncrementalSnapshot
+from connectors.mongodb.streaming import signals
+from connectors.mongodb.streaming.signals import Signal, SignalError, SnapshotRequest
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,7 @@ class SignalDispatcher:
         signal_only = {k: v for k, v in extra.items() if k == SIGNAL_OFFSET_KEY}
         for index in range(start, len(records)):
             offset = records[index].source_offset
-            add = signal_only if any(k in offset for k in debezium_state.KEYS) else extra
+            add = signal_only if any(k in offset for k in incremental_state.KEYS) else extra
             if add and not all(k in offset for k in add):
                 records[index] = dataclasses.replace(records[index], source_offset={**add, **offset})
 

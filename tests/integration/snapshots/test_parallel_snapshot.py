@@ -15,7 +15,7 @@ import pytest
 from bson import Decimal128, Int64, MaxKey, MinKey, ObjectId, Timestamp
 from bson.binary import Binary
 
-from connectors.mongodb.bsonorder import sort_key
+from connectors.mongodb.snapshot.bson_order import sort_key
 from tests.integration.snapshots.helpers import create, end_offset, event, load, replay, snapshot_marks
 from tests.integration.support import Worker, read_topic, unique
 

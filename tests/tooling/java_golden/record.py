@@ -138,7 +138,7 @@ def json_cases() -> list[dict[str, Any]]:
 def _mongo_records() -> list[dict[str, Any]]:
     """Debezium's records (golden) plus records of heterogeneous documents, deletes and tombstones."""
     from connect.api.data import STRING
-    from connectors.mongodb.events import ChangeEventConverter
+    from connectors.mongodb.event_converter import ChangeEventConverter
 
     records = []
     for line in MONGO_GOLDEN.read_text().splitlines():

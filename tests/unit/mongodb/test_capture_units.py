@@ -11,11 +11,23 @@ from pymongo.errors import AutoReconnect, OperationFailure
 from connect.api.errors import DataError
 from connectors.mongodb import config as mongo_config
 from connectors.mongodb.capture_config import CaptureOptions
-from connectors.mongodb.faults import Backoff, Fault, classify, fatal_message, java_map_string, lost_position_message
+from connectors.mongodb.connection import (
+    Backoff,
+    Fault,
+    classify,
+    fatal_message,
+    java_map_string,
+    lost_position_message,
+)
 from connectors.mongodb.fields import FieldSelector
-from connectors.mongodb.pipeline import FragmentMerger, build_pipeline
 from connectors.mongodb.sharding import Shard, group, task_configs
-from connectors.mongodb.transactions import TransactionMonitor, java_hashmap_order, java_string_hash, transaction_id
+from connectors.mongodb.streaming.pipeline import FragmentMerger, build_pipeline
+from connectors.mongodb.streaming.transactions import (
+    TransactionMonitor,
+    java_hashmap_order,
+    java_string_hash,
+    transaction_id,
+)
 
 
 def _options(**props: str) -> CaptureOptions:

@@ -21,8 +21,9 @@ import bson
 import pytest
 from bson import Binary, Decimal128, Int64, ObjectId
 
-from connectors.mongodb import debezium_state, javaser
-from connectors.mongodb.debezium_state import Progress, SnapshotState
+from connectors.mongodb.snapshot import incremental_state as debezium_state
+from connectors.mongodb.snapshot import java_serialization as javaser
+from connectors.mongodb.snapshot.incremental_state import Progress, SnapshotState
 
 SAMPLES = [json.loads(line) for line in
            (Path(__file__).parent / "data" / "debezium_incremental_offsets.jsonl").read_text().splitlines()]

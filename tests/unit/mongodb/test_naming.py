@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from connectors.mongodb import config as mongo_config
-from connectors.mongodb.events import ChangeEventConverter
+from connectors.mongodb.event_converter import ChangeEventConverter
 from connectors.mongodb.naming import (
     SchemaNameAdjustment,
     TopicNaming,

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from connect.api.records import SourceRecord
-from connectors.mongodb.debezium_state import PRIMARY_KEY
-from connectors.mongodb.signal_dispatch import SIGNAL_OFFSET_KEY, SignalDispatcher, SignalSettings
+from connectors.mongodb.snapshot.incremental_state import PRIMARY_KEY
+from connectors.mongodb.streaming.signal_dispatch import SIGNAL_OFFSET_KEY, SignalDispatcher, SignalSettings
 
 
 class _Incremental:

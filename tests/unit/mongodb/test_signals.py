@@ -7,7 +7,7 @@ import json
 import pytest
 from bson import ObjectId
 
-from connectors.mongodb.signals import SignalError, from_document, from_kafka, snapshot_request
+from connectors.mongodb.streaming.signals import SignalError, from_document, from_kafka, snapshot_request
 
 
 def test_a_collection_signal_is_its_first_three_fields() -> None:

@@ -10,8 +10,8 @@ import pytest
 from bson import Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 from bson.binary import Binary
 
-from connectors.mongodb.bsonorder import after_filter, range_filter, sort_key
-from connectors.mongodb.snapshot_progress import SnapshotProgress
+from connectors.mongodb.snapshot.bson_order import after_filter, range_filter, sort_key
+from connectors.mongodb.snapshot.progress import SnapshotProgress
 
 # Every _id type in the server's order (as SecantusDB and mongod sort them); equal neighbours are grouped.
 ORDERED = [

@@ -6,7 +6,7 @@ import pytest
 
 from connect.api.errors import ConfigError
 from connectors.mongodb.config import MongoDbConfig
-from connectors.mongodb.snapshot_parallel import plan_scans_range
+from connectors.mongodb.snapshot.parallel import plan_scans_range
 
 BASE = {"topic.prefix": "p", "mongodb.connection.string": "mongodb://h/"}
 

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from connectors.mongodb import config as mongo_config
-from connectors.mongodb import snapshot_runner
-from connectors.mongodb.events import encode_resume_token
-from connectors.mongodb.snapshot_progress import OFFSET_KEY, SnapshotProgress
+from connectors.mongodb.event_converter import encode_resume_token
+from connectors.mongodb.snapshot import runner as snapshot_runner
+from connectors.mongodb.snapshot.progress import OFFSET_KEY, SnapshotProgress
 from connectors.mongodb.task import MongoDbConnectorTask
 
 PROPS = {"topic.prefix": "p", "mongodb.connection.string": "mongodb://h/", "snapshot.max.threads": "3"}

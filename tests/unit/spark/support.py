@@ -17,7 +17,7 @@ from typing import Any
 
 from bson import Binary, Decimal128, Int64, ObjectId, Regex, Timestamp, json_util
 
-from connectors.mongodb.events import ChangeEventConverter
+from connectors.mongodb.event_converter import ChangeEventConverter
 from converters.json import JsonConverter
 
 Record = tuple[bytes | None, bytes | None]

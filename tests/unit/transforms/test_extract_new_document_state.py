@@ -11,7 +11,7 @@ from bson import ObjectId, Timestamp
 from bson.codec_options import CodecOptions, DatetimeConversion
 
 from connect.api.errors import ConfigError
-from connectors.mongodb.events import ChangeEventConverter
+from connectors.mongodb.event_converter import ChangeEventConverter
 from connectors.mongodb.transforms import ExtractNewDocumentState
 from tests.unit.transforms.golden import write
 
