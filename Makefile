@@ -28,7 +28,7 @@ lint: venv
 	$(VENV)/bin/ruff check .
 
 typecheck: venv
-	$(VENV)/bin/mypy connect connectors converters rest stack compat benchmarks spark_jobs
+	$(VENV)/bin/mypy connect connectors converters rest stack compat benchmarks spark_jobs tests
 
 pytest: venv
 	$(VENV)/bin/pytest

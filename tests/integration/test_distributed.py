@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.integration.support import Worker, create_connector, payload, read_topic, unique
@@ -33,7 +35,7 @@ def _wait(predicate: Callable[[], bool], what: str, timeout: float = 90) -> None
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def _retrying(call: Callable[[], Any], timeout: float = 60) -> Any:
+def _retrying(call: Callable[[], httpx.Response], timeout: float = 60) -> httpx.Response:
     """A REST write, repeated while the group rebalances (Connect answers 409 then, and clients retry)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -63,8 +65,8 @@ def test_three_workers_share_connectors_and_forward_writes(worker_factory: Calla
     db = unique("dist_")
     names = [unique(f"dist{i}-") for i in range(3)]
     for worker, name in zip(workers, names, strict=True):  # each POST lands on a different worker
-        reply = _retrying(lambda w=worker, n=name: w.http.post(
-            "/connectors", json={"name": n, "config": _mongo_config(stack, n, f"{db}.c")}))
+        reply = _retrying(partial(worker.http.post, "/connectors",
+                                  json={"name": name, "config": _mongo_config(stack, name, f"{db}.c")}))
         assert reply.status_code == 201, reply.text
         assert reply.json()["name"] == name
     _wait(lambda: _running_everywhere(workers, names), "every connector RUNNING on every worker's view")
@@ -78,7 +80,7 @@ def test_three_workers_share_connectors_and_forward_writes(worker_factory: Calla
     for worker in workers:  # config updates and deletes sent to any worker are applied by the leader
         name = names[0]
         config = {**_mongo_config(stack, name, f"{db}.c"), "heartbeat.interval.ms": str(1000 + len(worker.url))}
-        reply = _retrying(lambda w=worker, c=config, n=name: w.http.put(f"/connectors/{n}/config", json=c))
+        reply = _retrying(partial(worker.http.put, f"/connectors/{name}/config", json=config))
         assert reply.status_code == 200, reply.text
         assert workers[0].http.get(f"/connectors/{name}/config").json()["heartbeat.interval.ms"] == \
             config["heartbeat.interval.ms"]

@@ -23,6 +23,11 @@ def _records(bootstrap: str, topic: str, count: int) -> dict[bytes, list[bytes |
     return by_key
 
 
+def _json(value: bytes | None) -> Any:
+    assert value is not None, "a tombstone where a record was expected"
+    return json.loads(value)
+
+
 def test_internal_topics_use_connect_formats(worker: Worker, stack: Any, mongo: Any) -> None:
     group = worker.process.properties["group.id"]
     name, prefix, db = unique("fmt-"), unique("fmt"), unique("fmtdb_")
@@ -34,7 +39,7 @@ def test_internal_topics_use_connect_formats(worker: Worker, stack: Any, mongo: 
     read_topic(stack.kafka_bootstrap, f"{prefix}.{db}.c", 1)
 
     configs = _records(stack.kafka_bootstrap, f"{group}-configs", 3)
-    stored = json.loads(configs[f"connector-{name}".encode()][-1])  # type: ignore[arg-type]
+    stored = _json(configs[f"connector-{name}".encode()][-1])
     assert list(stored) == ["properties"] and stored["properties"] == {**config, "name": name}
     task = configs[f"task-{name}-0".encode()][-1]
     assert task is not None and task.startswith(b'{"properties":{')
@@ -48,18 +53,18 @@ def test_internal_topics_use_connect_formats(worker: Worker, stack: Any, mongo: 
     while time.monotonic() < deadline and key not in offsets:
         offsets = _records(stack.kafka_bootstrap, f"{group}-offsets", 1)
         time.sleep(0.5)
-    value = json.loads(offsets[key][-1])  # type: ignore[arg-type]
+    value = _json(offsets[key][-1])
     assert list(value) == ["sec", "ord", "resume_token"]
     assert isinstance(value["sec"], int) and isinstance(value["ord"], int)
 
     statuses = _records(stack.kafka_bootstrap, f"{group}-status", 2)
     connector_status = statuses[f"status-connector-{name}".encode()][-1]
     worker_id = worker.url.removeprefix("http://")
-    generation = json.loads(connector_status)["generation"]  # type: ignore[arg-type]
+    generation = _json(connector_status)["generation"]
     assert isinstance(generation, int) and generation >= 1, "the group generation the status was written in"
     assert connector_status == (f'{{"state":"RUNNING","trace":null,"worker_id":"{worker_id}",'
                                 f'"generation":{generation},"version":"{DEBEZIUM_VERSION}"}}').encode()
-    assert json.loads(statuses[f"status-task-{name}-0".encode()][-1])["state"] == "RUNNING"  # type: ignore[arg-type]
+    assert _json(statuses[f"status-task-{name}-0".encode()][-1])["state"] == "RUNNING"
 
     admin = KafkaAdminClient(bootstrap_servers=stack.kafka_bootstrap)
     try:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import pytest
@@ -30,6 +30,9 @@ from schemathesis.core.failures import Failure, FailureGroup
 from schemathesis.specs.openapi import checks as openapi_checks
 
 from tests.integration.support import Worker
+
+if TYPE_CHECKING:  # schemathesis names the case of an OpenAPI operation for type checkers only
+    from schemathesis.specs.openapi.schemas import OpenApiCase
 
 pytestmark = pytest.mark.integration
 
@@ -99,7 +102,7 @@ def _json(response: Any) -> Any:
         return None
 
 
-def not_a_server_error(ctx: Any, response: Any, case: schemathesis.Case) -> None:
+def not_a_server_error(ctx: Any, response: Any, case: OpenApiCase) -> None:
     if response.status_code < 500:
         return
     body = _json(response)
@@ -111,7 +114,7 @@ def not_a_server_error(ctx: Any, response: Any, case: schemathesis.Case) -> None
     raise AssertionError(f"Server error {response.status_code}")
 
 
-def connect_error_body(ctx: Any, response: Any, case: schemathesis.Case) -> None:
+def connect_error_body(ctx: Any, response: Any, case: OpenApiCase) -> None:
     if response.status_code < 400 or case.operation.label == "GET /health":
         return
     body = _json(response)
@@ -120,13 +123,13 @@ def connect_error_body(ctx: Any, response: Any, case: schemathesis.Case) -> None
         raise AssertionError(f"Not a Connect error body: {response.text[:300]}")
 
 
-def status_code_conformance(ctx: Any, response: Any, case: schemathesis.Case) -> Any:
+def status_code_conformance(ctx: Any, response: Any, case: OpenApiCase) -> Any:
     if response.status_code >= 500 or response.status_code in UNDOCUMENTED.get(case.operation.label, set()):
         return None  # 5xx: not_a_server_error's business
     return openapi_checks.status_code_conformance(ctx, response, case)
 
 
-def response_schema_conformance(ctx: Any, response: Any, case: schemathesis.Case) -> Any:
+def response_schema_conformance(ctx: Any, response: Any, case: OpenApiCase) -> Any:
     return openapi_checks.response_schema_conformance(ctx, response, case)
 
 
@@ -153,7 +156,7 @@ def test_every_operation_survives_fuzzing(worker: Worker, tmp_path: Path) -> Non
         @given(case=operation.as_strategy(generation_mode=mode, **fixed))
         @settings(max_examples=examples, deadline=None, phases=[Phase.explicit, Phase.generate],
                   suppress_health_check=list(HealthCheck), database=None)
-        def run(case: schemathesis.Case) -> None:
+        def run(case: OpenApiCase) -> None:
             try:
                 response = case.call(base_url=worker.url, session=session, timeout=120)
             except requests.ConnectionError as exc:

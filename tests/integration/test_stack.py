@@ -7,6 +7,7 @@ import sys
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kafka import KafkaAdminClient, KafkaProducer
@@ -27,6 +28,10 @@ def _port(endpoint: str) -> int:
 
 def _mongo_port(endpoints: StackEndpoints) -> int:
     return _port(endpoints.mongo_uri.split("?", 1)[0])
+
+
+def _client(uri: str, timeout_ms: int = 10_000) -> MongoClient[dict[str, Any]]:
+    return MongoClient(uri, serverSelectionTimeoutMS=timeout_ms)
 
 
 def test_produce_and_consume(stack: StackEndpoints) -> None:
@@ -58,7 +63,7 @@ def test_create_compacted_topic(stack: StackEndpoints) -> None:
 
 
 def test_change_stream_sees_insert(stack: StackEndpoints) -> None:
-    client: MongoClient[dict[str, object]] = MongoClient(stack.mongo_uri, serverSelectionTimeoutMS=10_000)
+    client = _client(stack.mongo_uri)
     try:
         assert client.admin.command("hello")["setName"] == "secantus"
         marker = uuid.uuid4().hex
@@ -93,20 +98,20 @@ def test_start_on_other_port_while_running_fails(stack: StackEndpoints, stack_di
 
 def test_mongo_restart_keeps_data(stack: StackEndpoints, mongo_server: MongoServer) -> None:
     marker = uuid.uuid4().hex
-    with MongoClient(stack.mongo_uri, serverSelectionTimeoutMS=10_000) as client:
+    with _client(stack.mongo_uri) as client:
         client["stacktest"]["durable"].insert_one({"marker": marker})
     old_pid = mongo_server.pid
 
     mongo_server.stop()
     assert not mongo_server.is_running()
     assert not mongo_server.pid_file.exists()
-    with MongoClient(stack.mongo_uri, serverSelectionTimeoutMS=500) as client, pytest.raises(PyMongoError):
+    with _client(stack.mongo_uri, timeout_ms=500) as client, pytest.raises(PyMongoError):
         client.admin.command("ping")
 
     mongo_server.start()
     assert mongo_server.is_running()
     assert mongo_server.pid != old_pid
-    with MongoClient(stack.mongo_uri, serverSelectionTimeoutMS=10_000) as client:
+    with _client(stack.mongo_uri) as client:
         assert client["stacktest"]["durable"].find_one({"marker": marker}) is not None
 
 
@@ -115,7 +120,7 @@ def test_mongo_kill_and_restart(stack: StackEndpoints, mongo_server: MongoServer
     assert not mongo_server.is_running()
     mongo_server.restart()
     assert mongo_server.is_running()
-    with MongoClient(stack.mongo_uri, serverSelectionTimeoutMS=10_000) as client:
+    with _client(stack.mongo_uri) as client:
         assert client.admin.command("ping")["ok"] == 1
 
 
@@ -124,14 +129,14 @@ def test_full_stop_and_start_keeps_mongo_data(tmp_path: Path) -> None:
     port = stack_mod.free_port()
     try:
         endpoints = stack_mod.start(tmp_path, mongo_port=port, kafka=False)
-        with MongoClient(endpoints.mongo_uri, serverSelectionTimeoutMS=10_000) as client:
+        with _client(endpoints.mongo_uri) as client:
             client["stacktest"]["kept"].insert_one({"_id": 1, "v": "on disk"})
         stack_mod.stop(tmp_path)
         assert not (tmp_path / "mongo.pid").exists()
         assert not MongoServer(tmp_path, port).is_running()
 
         stack_mod.start(tmp_path, mongo_port=port, kafka=False)
-        with MongoClient(endpoints.mongo_uri, serverSelectionTimeoutMS=10_000) as client:
+        with _client(endpoints.mongo_uri) as client:
             assert client["stacktest"]["kept"].find_one({"_id": 1}) == {"_id": 1, "v": "on disk"}
     finally:
         stack_mod.stop(tmp_path)

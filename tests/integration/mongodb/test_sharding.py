@@ -52,7 +52,8 @@ def test_one_task_per_replica_set_group_and_new_shards(worker: Worker, stack: An
     for _name, prefix in connectors.values():
         assert _ids(stack.kafka_bootstrap, f"{prefix}.{db}.c", 15) == {f'"s{i}-{n}"' for i in range(3)
                                                                        for n in range(5)}
-    deadline, partitions = time.monotonic() + 30, []
+    deadline = time.monotonic() + 30
+    partitions: list[str] = []
     while time.monotonic() < deadline and len(partitions) < 3:
         offsets = worker.http.get(f"/connectors/{connectors[2][0]}/offsets").json()["offsets"]
         partitions = sorted(o["partition"]["rs"] for o in offsets)

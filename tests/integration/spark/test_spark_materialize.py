@@ -164,7 +164,9 @@ def test_bad_records_go_to_the_rejects_table_and_the_job_goes_on(spark: Any, sta
     topic = unique("bad.")
     good = [r for _, r in json_records([change_event("insert", "db", "c", {"_id": n, "a": n}) for n in range(3)])]
     key = good[0][0]
-    unknown_op = good[1][1].replace(b'"op":"c"', b'"op":"z"')  # type: ignore[union-attr]
+    insert = good[1][1]
+    assert insert is not None
+    unknown_op = insert.replace(b'"op":"c"', b'"op":"z"')
     produce(stack.kafka_bootstrap, topic, [good[0], (key, b"{oops"), (key, b'{"some": "other app"}'),
                                            (key, unknown_op), good[2]])
     output = tmp_path / "out"

@@ -74,6 +74,7 @@ def test_seed_cloudevents_example_with_header_metadata(worker: Worker, stack: An
         assert attributes["iodebeziumcollection"] == "orders"
         assert attributes["iodebeziumtsms"] == str(source["payload"]["ts_ms"])
         data = event.get_data()
+        assert data is not None
         assert data["schema"]["name"] == "io.debezium.connector.mongodb.Data"
         assert set(data["payload"]) >= {"before", "after", "updateDescription", "source", "op"}
         ops.append(attributes["iodebeziumop"])

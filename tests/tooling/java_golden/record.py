@@ -150,7 +150,7 @@ def _mongo_records() -> list[dict[str, Any]]:
     writer.configure({}, False)
     token = {"_data": "8263A1B2C3000000012B022C0100296E5A1004"}
     wall = datetime(2026, 11, 21, 12, 48, 4, 704000)
-    docs = [
+    docs: list[dict[str, Any]] = [
         {"_id": ObjectId("65a1b2c3d4e5f60718293a4b"), "name": "mixed", "n": 1, "big": Int64(2 ** 40),
          "price": Decimal128("12.50"), "when": datetime(2024, 1, 2, 3, 4, 5, 678000), "re": Regex("^a.*", "i"),
          "ts": Timestamp(1700000000, 3), "bin": bson.Binary(b"\x00\x01\x02"), "nested": {"a": {"b": [1, 2, 3]}},
@@ -175,7 +175,7 @@ def _mongo_records() -> list[dict[str, Any]]:
                                          "removedFields": ["gone"], "truncatedArrays": []}})
     events.append({"_id": token, "operationType": "delete", "clusterTime": Timestamp(1795265286, 1), "wallTime": wall,
                    "ns": {"db": "inventory", "coll": "things"}, "documentKey": {"_id": 7}})
-    options = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
+    options: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
     for change in events:
         change = bson.decode(bson.encode(change), codec_options=options)
         for rec in conv.to_records(change):

@@ -108,7 +108,8 @@ def describe(schema: Schema | None) -> str:
     if schema is None:
         return "null"
     text = f"{schema.type.name}|{schema.name or 'null'}|{str(schema.optional).lower()}"
-    kind = lambda child: child.type.name if child is not None else "null"  # noqa: E731
+    def kind(child: Schema | None) -> str:
+        return child.type.name if child is not None else "null"
     if schema.type is Type.ARRAY:
         text += "|" + kind(schema.value_schema)
     if schema.type is Type.MAP:

@@ -286,7 +286,7 @@ def test_tombstone_only_without_schema_and_value() -> None:
 
 
 def test_schemaless_values_match_java() -> None:
-    value = {"i": 1, "l": 1234567890123, "d": 1e10, "f": 0.5, "b": True, "n": None, "s": "x\x01",
+    value: dict[object, object] = {"i": 1, "l": 1234567890123, "d": 1e10, "f": 0.5, "b": True, "n": None, "s": "x\x01",
              "by": b"\x01\x02\x03", "list": [1, "two", None, []], "intkeys": {1: "a", 2: [True]}, "empty": {}}
     check_both("schemaless.map", None, value)
     check_both("schemaless.list", None, [1, 2.5, "x"])
@@ -453,7 +453,8 @@ def test_configuration_defaults_and_validation() -> None:
 
 def test_equal_schema_objects_share_the_cached_json() -> None:
     conv = converter()
-    build = lambda: struct_schema([("a", INT32), ("b", array_schema(STRING))], name="same")  # noqa: E731
+    def build() -> Schema:
+        return struct_schema([("a", INT32), ("b", array_schema(STRING))], name="same")
     first, second = build(), build()
     assert first is not second
     assert conv.as_json_schema(second) is conv.as_json_schema(first)

@@ -80,10 +80,11 @@ def test_both_directions_match_java(case: dict[str, Any]) -> None:
     # Java reads JSON objects into HashMaps: maps come back (and are written again) in hash order
     hashed = schema is None or '"type":"map"' in case["input"]
     schemaless = hashed or case["config"].get("schemas.enable") == "false"
+    assert written is not None
     if hashed:
         assert json.loads(written) == json.loads(java["bytes"])
     else:
-        assert written is not None and written.decode("utf-8") == java["bytes"]
+        assert written.decode("utf-8") == java["bytes"]
     back = conv.to_connect_data("t", java["bytes"].encode("utf-8"))
     ours = {"schema": None if back.schema is None else json.loads(conv.as_json_schema(back.schema)),
             "value": describe(back.schema, back.value)}
@@ -92,7 +93,8 @@ def test_both_directions_match_java(case: dict[str, Any]) -> None:
     else:
         assert ours == java["read"]
     again = conv.from_connect_data("t", back.schema, back.value)
+    assert again is not None
     if schemaless:
         assert json.loads(again) == json.loads(java["again"])
     else:
-        assert again is not None and again.decode("utf-8") == java["again"]
+        assert again.decode("utf-8") == java["again"]

@@ -30,11 +30,11 @@ from bson.son import SON
 from connectors.mongodb import extjson
 
 DATA = Path(__file__).parent / "data"
-AUTO = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
+AUTO: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
 GOLDEN = [json.loads(line) for line in (DATA / "extjson_golden.jsonl").read_text().splitlines() if line]
 
 
-def _decode(case: dict[str, Any], options: CodecOptions = AUTO) -> dict[str, Any]:
+def _decode(case: dict[str, Any], options: CodecOptions[dict[str, Any]] = AUTO) -> dict[str, Any]:
     return bson.decode(base64.b64decode(case["bson"]), codec_options=options)
 
 
@@ -55,8 +55,8 @@ def test_relaxed_key_matches_debezium(case: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("case", [c for c in GOLDEN if c["name"] in ("uuid_std", "binary", "lsid")])
 def test_uuid_representation_standard_gives_same_output(case: dict[str, Any]) -> None:
-    options = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO,
-                           uuid_representation=UuidRepresentation.STANDARD)
+    options: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO,
+                                                         uuid_representation=UuidRepresentation.STANDARD)
     doc = _decode(case, options)
     assert extjson.strict(doc) == case["strict"]
     assert [extjson.relaxed_key(v) for v in doc.values()] == case["keys"]

@@ -104,7 +104,7 @@ def test_update_with_lookup() -> None:
 
 
 def test_update_without_full_document_and_empty_lists() -> None:
-    description = {"removedFields": [], "truncatedArrays": [], "updatedFields": {}}
+    description: dict[str, Any] = {"removedFields": [], "truncatedArrays": [], "updatedFields": {}}
     [record] = converter().to_records(event("update", updateDescription=description, fullDocument=None))
     value = record.value
     assert value.get("after") is None
@@ -194,7 +194,7 @@ def test_headers_can_be_disabled_and_options_apply() -> None:
     [record] = conv.to_records(event("insert", fullDocument={"_id": 1}, ns={"db": "d b", "coll": "c$1"}))
     assert record.headers == ()
     assert record.topic == "p.d_b.c_1"
-    assert record.key_schema.name == "p.d_b.c_1.Key"
+    assert record.key_schema is not None and record.key_schema.name == "p.d_b.c_1.Key"
     assert record.value.get("source").get("version") == "9.9"
     assert record.value.get("source").get("db") == "d b"  # the source block keeps the real names
     assert isinstance(record.value.get("ts_ms"), int)
@@ -223,6 +223,13 @@ def _fields(schema: Any) -> list[tuple[str, Type, bool]]:
     return [(f.name, f.schema.type, f.schema.optional) for f in schema.fields]
 
 
+def _field_schema(schema: Schema, name: str) -> Schema:
+    """The schema of the field ``name`` of a struct schema (which must have it)."""
+    field = schema.field(name)
+    assert field is not None, f"{schema.name} has no field {name}"
+    return field.schema
+
+
 def test_envelope_schema() -> None:
     envelope = schemas.envelope_schema("fulfillment.inventory.customers")
     assert envelope.name == "fulfillment.inventory.customers.Envelope"
@@ -232,9 +239,9 @@ def test_envelope_schema() -> None:
                                  ("op", Type.STRING, True), ("ts_ms", Type.INT64, True),
                                  ("transaction", Type.STRUCT, True)]
     for name in ("before", "after"):
-        json_schema = envelope.field(name).schema
+        json_schema = _field_schema(envelope, name)
         assert (json_schema.name, json_schema.version) == ("io.debezium.data.Json", 1)
-    assert envelope.field("source").schema is schemas.SOURCE_SCHEMA
+    assert _field_schema(envelope, "source") is schemas.SOURCE_SCHEMA
     assert schemas.envelope_schema("fulfillment.inventory.customers") is envelope
 
 
@@ -253,7 +260,7 @@ def test_source_schema() -> None:
         ("sequence", Type.STRING, True), ("ts_us", Type.INT64, True), ("ts_ns", Type.INT64, True),
         ("collection", Type.STRING, False), ("ord", Type.INT32, False), ("lsid", Type.STRING, True),
         ("txnNumber", Type.INT64, True), ("wallTime", Type.INT64, True)]
-    snapshot = source.field("snapshot").schema
+    snapshot = _field_schema(source, "snapshot")
     assert (snapshot.name, snapshot.version, snapshot.default) == ("io.debezium.data.Enum", 1, "false")
     assert snapshot.parameters == {"allowed": "true,first,first_in_data_collection,last_in_data_collection,last,"
                                               "false,incremental"}
@@ -265,10 +272,10 @@ def test_update_description_and_transaction_schemas() -> None:
         "io.debezium.connector.mongodb.changestream.updatedescription", 1, True)
     assert _fields(update) == [("removedFields", Type.ARRAY, True), ("updatedFields", Type.STRING, True),
                                ("truncatedArrays", Type.ARRAY, True)]
-    assert update.field("removedFields").schema.value_schema == STRING
-    assert update.field("updatedFields").schema.name == "io.debezium.data.Json"
-    truncated = update.field("truncatedArrays").schema.value_schema
-    assert truncated is schemas.TRUNCATED_ARRAY_SCHEMA
+    assert _field_schema(update, "removedFields").value_schema == STRING
+    assert _field_schema(update, "updatedFields").name == "io.debezium.data.Json"
+    truncated = _field_schema(update, "truncatedArrays").value_schema
+    assert truncated is not None and truncated is schemas.TRUNCATED_ARRAY_SCHEMA
     assert (truncated.name, truncated.version, truncated.optional) == (
         "io.debezium.connector.mongodb.changestream.truncatedarray", 1, False)
     assert _fields(truncated) == [("field", Type.STRING, False), ("size", Type.INT32, False)]
@@ -333,7 +340,7 @@ def _payload_json(schema: Schema, value: Any) -> Any:
 
 @pytest.mark.parametrize("golden", GOLDEN_RECORDS, ids=[str(i) for i in range(len(GOLDEN_RECORDS))])
 def test_records_match_debezium(golden: dict[str, Any]) -> None:
-    options = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
+    options: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
     change = bson.decode(base64.b64decode(golden["event"]), codec_options=options)
     records = converter().to_records(change)
     record = records[0]

@@ -79,8 +79,8 @@ def test_converter_uses_adjusted_schema_names() -> None:
              "documentKey": {"_id": 1}, "fullDocument": {"_id": 1}}
     [record] = conv.to_records(event)
     assert record.topic == "p.d.my-coll"
-    assert record.key_schema.name == "p.d.my_u002dcoll.Key"
-    assert record.value_schema.name == "p.d.my_u002dcoll.Envelope"
+    assert record.key_schema is not None and record.key_schema.name == "p.d.my_u002dcoll.Key"
+    assert record.value_schema is not None and record.value_schema.name == "p.d.my_u002dcoll.Envelope"
 
 
 def _errors(**extra: str) -> dict[str, list[str]]:

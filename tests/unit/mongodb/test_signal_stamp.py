@@ -6,17 +6,27 @@ from __future__ import annotations
 from typing import Any
 
 from connect.api.records import SourceRecord
+from connectors.mongodb.event_converter import ChangeEventConverter
+from connectors.mongodb.snapshot.incremental import IncrementalSnapshot
 from connectors.mongodb.snapshot.incremental_state import PRIMARY_KEY
 from connectors.mongodb.streaming.signal_dispatch import SIGNAL_OFFSET_KEY, SignalDispatcher, SignalSettings
 
 
-class _Incremental:
-    running, idle = True, False
+class _Incremental(IncrementalSnapshot):
+    """A running incremental snapshot whose state is its ``position``: all that stamping reads."""
 
-    def __init__(self) -> None:
+    def __init__(self) -> None:  # no super().__init__(): a stand-in, no client, no queue
         self.position = "before-chunk"
 
-    def state(self) -> dict[str, Any]:
+    @property
+    def running(self) -> bool:
+        return True
+
+    @property
+    def idle(self) -> bool:
+        return False
+
+    def state(self, current_after: Any = None) -> dict[str, Any]:
         return {PRIMARY_KEY: self.position}
 
 
@@ -26,9 +36,10 @@ def _record(offset: dict[str, Any]) -> SourceRecord:
 
 def _dispatcher() -> tuple[SignalDispatcher, _Incremental]:
     settings = SignalSettings("p", None, None, {}, 1000, 1024)
-    dispatcher = SignalDispatcher(None, settings, None, "c|task-0", list, None, None)  # type: ignore[arg-type]
+    events = ChangeEventConverter(topic_prefix="p", run_id="r")
+    dispatcher = SignalDispatcher(None, settings, events, "c|task-0", list, None, None)
     incremental = _Incremental()
-    dispatcher.incremental = incremental  # type: ignore[assignment]
+    dispatcher.incremental = incremental
     return dispatcher, incremental
 
 

@@ -118,7 +118,9 @@ def test_bad_records_are_rejected_with_reason_and_coordinates(spark: Any) -> Non
     good = json_records([change_event("insert", "db", "c", {"_id": OIDS[0], "a": 1})])
     topic = good[0][0]
     key = good[0][1][0]
-    bad_op = good[0][1][1].replace(b'"op":"c"', b'"op":"x"')  # type: ignore[union-attr]
+    insert = good[0][1][1]
+    assert insert is not None
+    bad_op = insert.replace(b'"op":"c"', b'"op":"x"')
     records = [*good, (topic, (key, b"{not json")), (topic, (key, b'{"foo": 1}')), (topic, (key, bad_op)),
                (topic, (None, good[0][1][1]))]
     changes = decode(kafka_frame(spark, records))

@@ -15,14 +15,15 @@ from connectors.mongodb.event_converter import ChangeEventConverter
 from connectors.mongodb.transforms import ExtractNewDocumentState
 from tests.unit.transforms.golden import write
 
-OPTIONS = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
+OPTIONS: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
 
 
 def insert(doc: dict[str, Any]) -> Any:
     conv = ChangeEventConverter(topic_prefix="p", run_id="r", clock_ms=lambda: 1)
     change = {"_id": {"_data": "82"}, "operationType": "insert", "clusterTime": Timestamp(1700000000, 1),
               "ns": {"db": "d", "coll": "c"}, "documentKey": {"_id": doc["_id"]}, "fullDocument": doc}
-    return conv.to_records(bson.decode(bson.encode(change), codec_options=OPTIONS))[0]
+    decoded = bson.decode(bson.encode(change), codec_options=OPTIONS)  # BSON types as a change stream returns them
+    return conv.to_records(decoded)[0]
 
 
 def unwrap(doc: dict[str, Any], **config: str) -> dict[str, Any]:
