@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv services stop demo test lint typecheck pytest bench clean
+.PHONY: venv services stop demo test test-unit lint typecheck pytest bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ pytest: venv
 	$(VENV)/bin/pytest
 
 test: lint typecheck pytest
+
+# The tests that need no service: no Kafka, no SecantusDB, no worker process, no Spark session (tests/unit/spark
+# starts one in a JVM; it runs with `make test`).
+test-unit: venv
+	$(VENV)/bin/pytest tests/unit tests/helm -m "not integration" --ignore=tests/unit/spark
 
 bench: venv
 	$(PY) -m benchmarks.backlog_drain
