@@ -22,6 +22,7 @@ from connect.config.providers import ConfigTransformer
 from connect.runtime import plugins
 from connect.runtime.error_handling import ErrorHandlingConfig
 from connect.runtime.producer_process import ProcessProducer, ThreadProducer
+from connect.runtime.rdkafka_producer import RdKafkaProducer
 from connect.runtime.transformation_chain import build_chain
 from connect.runtime.worker_config import WorkerConfig, prefixed
 from connect.runtime.worker_source_task import Converters, SourceProducer, TaskStatusListener, WorkerSourceTask
@@ -252,10 +253,17 @@ ProducerFactory = Callable[[str, str, dict[str, str]], SourceProducer]
 
 
 def kafka_producer(bootstrap_servers: str, client_id: str, overrides: dict[str, str]) -> SourceProducer:
-    """A Kafka producer for a source task: in a child process unless ``producer.process.enable=false``."""
+    """A Kafka producer for a source task: librdkafka's (``producer.client.library=librdkafka``, the default), or
+    kafka-python's (``kafka-python``), in a child process unless ``producer.process.enable=false``."""
     overrides = dict(overrides)
+    library = overrides.pop("client.library", "librdkafka").strip().lower()
     in_process = overrides.pop("process.enable", "true").strip().lower() == "false"
     settings = clients.source_task_producer_settings(bootstrap_servers, client_id, overrides)
+    if library == "librdkafka":
+        return RdKafkaProducer(settings)
+    if library != "kafka-python":
+        raise ConnectError(f"Invalid value {library} for configuration producer.client.library: "
+                           "expected librdkafka or kafka-python")
     return ThreadProducer(settings) if in_process else ProcessProducer(settings, client_id)
 
 

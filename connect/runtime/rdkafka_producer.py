@@ -1,0 +1,222 @@
+"""A source task's Kafka producer on librdkafka (confluent-kafka), the default record path.
+
+librdkafka builds and sends record batches in C on its own threads, outside the GIL: about 3 µs of the
+task's CPU per record where kafka-python spends 16-18 µs in a tight loop and ~80 µs in the task worker
+(benchmarks/results.md), so the task needs no producer child process. The settings are Kafka's Java producer
+settings, translated key by key; a key librdkafka cannot honour is never dropped in silence (a warning naming
+it for client tuning, an error for anything that changes delivery or security).
+
+Delivery semantics are Connect's: a record is acknowledged when Kafka acknowledged it (``acks=all``, retries
+until ``delivery.timeout.ms``), keyed records land on the partition Java's murmur2 partitioner picks, and a
+failed delivery reaches the task through its callback.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, cast
+
+import confluent_kafka
+
+from connect.api.errors import ConnectError, RetriableError
+
+log = logging.getLogger(__name__)
+
+# Java producer keys librdkafka reads under the same name with the same meaning.
+_SAME = frozenset({
+    "bootstrap.servers", "client.id", "acks", "linger.ms", "batch.size", "compression.type", "compression.level",
+    "enable.idempotence", "max.in.flight.requests.per.connection", "retries", "retry.backoff.ms",
+    "retry.backoff.max.ms", "request.timeout.ms", "delivery.timeout.ms", "transactional.id",
+    "transaction.timeout.ms", "security.protocol", "sasl.mechanism", "ssl.endpoint.identification.algorithm",
+    "ssl.key.password", "socket.connection.setup.timeout.ms",
+    "connections.max.idle.ms", "reconnect.backoff.ms", "reconnect.backoff.max.ms", "metadata.max.age.ms",
+    "client.dns.lookup", "sasl.kerberos.service.name", "sasl.oauthbearer.token.endpoint.url",
+})
+# Java keys with another name (and unit) in librdkafka.
+_RENAMED: dict[str, tuple[str, Callable[[str], str]]] = {
+    "max.request.size": ("message.max.bytes", str),
+    "buffer.memory": ("queue.buffering.max.kbytes", lambda v: str(max(1, int(v) // 1024))),
+    "send.buffer.bytes": ("socket.send.buffer.bytes", lambda v: "0" if int(v) < 0 else v),
+    "receive.buffer.bytes": ("socket.receive.buffer.bytes", lambda v: "0" if int(v) < 0 else v),
+    "metadata.max.idle.ms": ("topic.metadata.propagation.max.ms", str),
+}
+# Keys Connect itself fixes for source-task producers, or that only matter to the Java client.
+_IGNORED = frozenset({
+    "key.serializer", "value.serializer", "partitioner.ignore.keys", "metric.reporters", "metrics.num.samples",
+    "metrics.recording.level", "metrics.sample.window.ms", "auto.include.jmx.reporter", "interceptor.classes",
+    "enable.metrics.push", "partitioner.adaptive.partitioning.enable", "partitioner.availability.timeout.ms",
+})
+# Client tuning librdkafka has no equivalent of: harmless to leave out, but said once.
+_TUNING = frozenset({"max.block.ms", "metadata.recovery.strategy", "metadata.recovery.rebootstrap.trigger.ms",
+                     "socket.connection.setup.timeout.max.ms"})
+# Java's PEM-typed stores, which librdkafka reads as files or inline PEM.
+_PEM = {"ssl.truststore.location": "ssl.ca.location", "ssl.truststore.certificates": "ssl.ca.pem",
+        "ssl.keystore.certificate.chain": "ssl.certificate.pem", "ssl.keystore.key": "ssl.key.pem"}
+_DEFAULT_PARTITIONER = "org.apache.kafka.clients.producer.internals.DefaultPartitioner"
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def rdkafka_config(settings: Mapping[str, Any]) -> tuple[dict[str, str], float]:
+    """librdkafka's configuration for Java producer ``settings``, and how long a full send buffer may block
+    ``send`` (``max.block.ms``, in seconds). Raises :class:`ConnectError` naming a key it cannot honour."""
+    config: dict[str, str] = {
+        "partitioner": "murmur2_random",  # Java's partitioning of keyed records
+        "message.max.bytes": "1048576",  # Java's max.request.size default
+    }
+    max_block = 60.0
+    for key, raw in settings.items():
+        value = str(raw).lower() if isinstance(raw, bool) else str(raw)
+        if key in _SAME:
+            config[key] = value
+        elif key in _RENAMED:
+            name, convert = _RENAMED[key]
+            config[name] = convert(value)
+        elif key == "max.block.ms":
+            max_block = int(value) / 1000
+        elif key == "partitioner.class":
+            if value not in ("", _DEFAULT_PARTITIONER):
+                raise ConnectError(f"producer setting partitioner.class={value} is not supported: records are "
+                                   "partitioned as Java's default partitioner does")
+        elif key in _IGNORED:
+            continue
+        elif key in ("ssl.keystore.location", "ssl.keystore.password") and \
+                str(settings.get("ssl.keystore.type", "JKS")).upper() == "PKCS12":
+            config[key] = value  # librdkafka reads PKCS#12 key stores
+        elif key in _PEM and _pem_stores(settings, key):
+            config[_PEM[key]] = value
+        elif key in ("ssl.truststore.type", "ssl.keystore.type") and value.upper() in ("PEM", "PKCS12"):
+            if key == "ssl.truststore.type" and value.upper() == "PKCS12":
+                raise ConnectError("producer setting ssl.truststore.type=PKCS12 cannot be honoured by the task "
+                                   "producer (librdkafka reads PEM trust stores); set "
+                                   "producer.client.library=kafka-python to use kafka-python's")
+        elif key.startswith(("sasl.", "ssl.")):
+            raise ConnectError(f"producer setting {key} cannot be honoured by the task producer (librdkafka); "
+                               "set producer.client.library=kafka-python to use kafka-python's")
+        else:
+            _warn_once(key)
+    if int(config.get("batch.size", "0")) > int(config["message.max.bytes"]):
+        config["batch.size"] = config["message.max.bytes"]  # librdkafka refuses a batch larger than a request
+    return config, max_block
+
+
+def _pem_stores(settings: Mapping[str, Any], key: str) -> bool:
+    """True when the store ``key`` belongs to is PEM-typed (Java's default type is JKS, which librdkafka cannot
+    read)."""
+    store = "ssl.truststore.type" if key.startswith("ssl.truststore.") else "ssl.keystore.type"
+    return str(settings.get(store, "JKS")).upper() == "PEM"
+
+
+def _warn_once(key: str) -> None:
+    with _warned_lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    if key not in _TUNING:
+        log.warning("Producer setting %s is not a Kafka producer setting librdkafka knows: ignored", key)
+    else:
+        log.warning("Producer setting %s has no librdkafka equivalent: ignored", key)
+
+
+class DeliveryHandle:
+    """What :meth:`RdKafkaProducer.send` returns: ``add_both(fn, *args)`` calls ``fn(*args, result)`` once the
+    record is delivered (``result`` None) or failed (``result`` the exception)."""
+
+    __slots__ = ("_args", "_done", "_fn", "_lock", "_result")
+
+    def __init__(self) -> None:
+        self._fn: Callable[..., Any] | None = None
+        self._args: tuple[Any, ...] = ()
+        self._result: BaseException | None = None
+        self._done = False
+        self._lock = threading.Lock()
+
+    def add_both(self, fn: Callable[..., Any], *args: Any) -> None:
+        with self._lock:
+            if not self._done:
+                self._fn, self._args = fn, args
+                return
+        fn(*args, self._result)
+
+    def on_delivery(self, error: confluent_kafka.KafkaError | None, _message: Any) -> None:
+        result = None if error is None else _exception(error)
+        with self._lock:
+            self._done, self._result = True, result
+            fn, args = self._fn, self._args
+        if fn is not None:
+            fn(*args, result)
+
+
+def _exception(error: confluent_kafka.KafkaError) -> ConnectError:
+    message = f"{error.name()}: {error.str()}"
+    return RetriableError(message) if error.retriable() else ConnectError(message)
+
+
+class RdKafkaProducer:
+    """The subset of a producer a source task uses (:class:`~connect.runtime.worker_source_task.SourceProducer`)."""
+
+    def __init__(self, settings: Mapping[str, Any]) -> None:
+        config, self._max_block = rdkafka_config(settings)
+        self._client_id = config.get("client.id", "")
+        try:  # librdkafka's own log lines and errors go through Python logging, not stderr
+            self._producer = confluent_kafka.Producer(config, logger=log, error_cb=self._on_error)
+        except confluent_kafka.KafkaException as exc:
+            raise ConnectError(f"Invalid producer settings: {exc}") from exc
+        self._closed = threading.Event()
+        # acknowledgements are served on a thread of their own, as kafka-python's sender thread does: a task that
+        # polls nothing new still sees its records acknowledged and its offsets committed
+        self._poller = threading.Thread(target=self._serve_acks, name=f"{self._client_id}-acks", daemon=True)
+        self._poller.start()
+
+    def _serve_acks(self) -> None:
+        while not self._closed.is_set():
+            self._producer.poll(0.1)
+
+    def _on_error(self, error: confluent_kafka.KafkaError) -> None:
+        if error.fatal():
+            log.error("%s producer fatal error: %s", self._client_id, error.str())
+        else:
+            log.debug("%s producer: %s", self._client_id, error.str())
+
+    def send(self, topic: str, *, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
+             partition: int | None, timestamp_ms: int | None) -> DeliveryHandle:
+        """Queue a record; blocks (up to ``max.block.ms``) while librdkafka's queue is full."""
+        handle = DeliveryHandle()
+        deadline: float | None = None
+        while True:
+            try:
+                self._producer.produce(topic, value, key, -1 if partition is None else partition,
+                                       on_delivery=handle.on_delivery, timestamp=timestamp_ms or 0,
+                                       headers=cast(Any, headers) or None)
+                return handle
+            except BufferError:
+                deadline = deadline or time.monotonic() + self._max_block
+                if time.monotonic() >= deadline:
+                    raise RetriableError(f"The producer's send buffer stayed full for {self._max_block:.0f} s "
+                                         "(max.block.ms)") from None
+                self._closed.wait(0.05)  # the acknowledgement thread makes room
+            except confluent_kafka.KafkaException as exc:
+                error = exc.args[0] if exc.args else None
+                if isinstance(error, confluent_kafka.KafkaError):
+                    raise _exception(error) from exc
+                raise ConnectError(str(exc)) from exc
+
+    def dispatch(self) -> None:
+        """Nothing to do: librdkafka batches by itself and acknowledgements are served on their own thread."""
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Wait for every record sent so far (callbacks included)."""
+        left = self._producer.flush(-1 if timeout is None else timeout)
+        if left:
+            raise RetriableError(f"{left} record(s) still unacknowledged after {timeout} s")
+
+    def close(self, timeout: float | None = None) -> None:
+        """Deliver what is queued (bounded), then stop serving acknowledgements; idempotent."""
+        if self._closed.is_set():
+            return
+        self._producer.flush(-1 if timeout is None else timeout)
+        self._closed.set()
+        self._poller.join(5)
