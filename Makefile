@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv services stop demo test test-unit lint typecheck pytest bench clean
+.PHONY: venv services stop demo test test-unit lint typecheck pytest bench bench-compare clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,10 @@ test-unit: venv
 
 bench: venv
 	$(PY) -m benchmarks.backlog_drain
+
+# ours and the real Debezium on Java Connect, each on its own stack, taking turns (about 15 minutes; quiet machine)
+bench-compare: venv
+	$(PY) -m benchmarks.side_by_side
 
 clean:
 	rm -rf $(VENV) .cache .stack .pytest_cache .mypy_cache .ruff_cache
