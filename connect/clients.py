@@ -1,7 +1,8 @@
 """The Kafka client seam: the only runtime module (with ``connect.storage``) that imports kafka-python.
 
-Connect-style settings use dotted Java names (``batch.size``); :func:`client_kwargs` turns them into
-kafka-python keyword arguments and drops, with a warning, the ones kafka-python does not know.
+Connect-style settings use dotted Java names (``batch.size``, ``sasl.jaas.config``); :func:`client_kwargs`
+(:mod:`connect.kafka_clients.settings`) turns them into kafka-python keyword arguments, security included, and
+warns about or refuses the ones it cannot apply.
 """
 
 from __future__ import annotations
@@ -9,13 +10,17 @@ from __future__ import annotations
 import logging
 import random
 import struct
+import time
 from collections.abc import Mapping
 from typing import Any
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import NewTopic
-from kafka.errors import KafkaError, TopicAlreadyExistsError
+from kafka.errors import KafkaError, SaslAuthenticationFailedError, TopicAlreadyExistsError
 from kafka.partitioner import Partitioner
+
+from connect.api.errors import ConnectError
+from connect.kafka_clients.settings import client_kwargs
 
 log = logging.getLogger(__name__)
 
@@ -30,36 +35,13 @@ __all__ = [
     "TopicPartition",
     "admin",
     "client_kwargs",
+    "connected_admin",
     "consumer",
     "producer",
     "source_task_producer",
 ]
 
-_JAVA_ONLY = {"key.serializer", "value.serializer", "key.deserializer", "value.deserializer"}
-_INT_KEYS = {
-    "batch_size", "linger_ms", "delivery_timeout_ms", "max_block_ms", "max_request_size", "retries",
-    "request_timeout_ms", "max_in_flight_requests_per_connection", "retry_backoff_ms", "metadata_max_age_ms",
-    "fetch_max_bytes", "max_partition_fetch_bytes", "max_poll_records", "fetch_min_bytes", "fetch_max_wait_ms",
-    "session_timeout_ms", "heartbeat_interval_ms", "connections_max_idle_ms", "bootstrap_timeout_ms",
-    "receive_buffer_bytes", "send_buffer_bytes", "reconnect_backoff_ms", "reconnect_backoff_max_ms",
-}
 _INT_MAX = 2**31 - 1
-
-
-def _coerce(key: str, value: Any) -> Any:
-    if not isinstance(value, str):
-        return value
-    if key in _INT_KEYS:
-        return min(int(value), _INT_MAX)
-    if value.lower() in ("true", "false"):
-        return value.lower() == "true"
-    if key == "acks":
-        return value if value == "all" else int(value)
-    if key == "bootstrap_servers":
-        return [s.strip() for s in value.split(",") if s.strip()]
-    return value
-
-
 _M = 0x5BD1E995
 _MASK = 0xFFFFFFFF
 
@@ -104,20 +86,6 @@ class KeyHashPartitioner(Partitioner):  # type: ignore[misc]
         return ordered[(murmur2(serialized_key) & 0x7FFFFFFF) % len(ordered)]
 
 
-def client_kwargs(settings: Mapping[str, Any], known: Mapping[str, Any]) -> dict[str, Any]:
-    """Translate dotted Connect/Java client settings into kafka-python kwargs known to ``known``."""
-    result: dict[str, Any] = {}
-    for key, value in settings.items():
-        if key in _JAVA_ONLY:
-            continue
-        py_key = key.replace(".", "_")
-        if py_key == "max_in_flight_requests_per_connection" or py_key in known:
-            result[py_key] = _coerce(py_key, value)
-        else:
-            log.debug("Ignoring client setting %s: not supported by kafka-python", key)
-    return result
-
-
 def producer(settings: Mapping[str, Any]) -> KafkaProducer:
     """A byte-array producer configured from dotted settings, with Java's key partitioning."""
     kwargs = client_kwargs(settings, KafkaProducer.DEFAULT_CONFIG)
@@ -160,3 +128,52 @@ def consumer(settings: Mapping[str, Any]) -> KafkaConsumer:
 def admin(settings: Mapping[str, Any]) -> KafkaAdminClient:
     """An admin client configured from dotted settings."""
     return KafkaAdminClient(**client_kwargs(settings, KafkaAdminClient.DEFAULT_CONFIG))
+
+
+class _BootstrapFailures(logging.Handler):
+    """Catches kafka-python's "Bootstrap connection to <node> failed: <error>" records (it retries forever)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.last: BaseException | None = None
+        self.fatal: BaseException | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if str(record.msg).startswith("Bootstrap connection to") and isinstance(record.args, tuple) \
+                and len(record.args) > 1 and isinstance(record.args[1], BaseException):
+            self.last = record.args[1]
+            if self.fatal is None and _fatal(self.last):
+                self.fatal = self.last
+
+
+def _fatal(exc: BaseException | None) -> bool:
+    """An error retrying will not fix: refused credentials, an untrusted or mismatched certificate."""
+    if exc is None:
+        return False
+    text = str(exc)
+    return isinstance(exc, SaslAuthenticationFailedError) or ("Handshake failed" in text
+                                                              and "CERTIFICATE" in text.upper())
+
+
+def connected_admin(settings: Mapping[str, Any], timeout: float = 60.0) -> KafkaAdminClient:
+    """An admin client that reached the cluster; a refused login or certificate fails at once, and anything
+    else after ``timeout`` seconds, with a one-line :class:`ConnectError` naming Kafka's error."""
+    kwargs = client_kwargs(settings, KafkaAdminClient.DEFAULT_CONFIG)
+    where = f"Kafka at {settings.get('bootstrap.servers')} (security.protocol={kwargs['security_protocol']}" + (
+        f", sasl.mechanism={kwargs['sasl_mechanism']})" if kwargs.get("sasl_mechanism") else ")")
+    catcher = _BootstrapFailures()
+    manager_log = logging.getLogger("kafka.net.manager")
+    manager_log.addHandler(catcher)
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            attempt = min(2.0, max(deadline - time.monotonic(), 0.5))
+            try:
+                return KafkaAdminClient(**{**kwargs, "bootstrap_timeout_ms": int(attempt * 1000)})
+            except KafkaError as exc:
+                cause = catcher.fatal or catcher.last or exc
+                if _fatal(cause) or time.monotonic() >= deadline:
+                    detail = " ".join(str(cause).split())
+                    raise ConnectError(f"Cannot connect to {where}: {detail}") from exc
+    finally:
+        manager_log.removeHandler(catcher)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from connect import clients
+from connect.config.providers import ConfigTransformer
 from connect.distributed.cluster import join_group
 from connect.distributed.coordinator import GroupCoordinator
 from connect.runtime.herder import Herder
@@ -67,15 +68,27 @@ class Runtime:
 
 
 def _client_settings(config: WorkerConfig, props: Mapping[str, str]) -> dict[str, Any]:
+    """The worker's own Kafka client settings (internal topics, group membership, admin): the top-level
+    ``security.*``, ``sasl.*`` and ``ssl.*`` keys, as Connect passes its originals. Top-level ``ssl.*`` keys also
+    configure an ``https`` REST listener: with a protocol without TLS they are the listener's, not Kafka's."""
+    protocol = props.get("security.protocol", "PLAINTEXT").strip().upper()
+    rest_only_ssl = config.listener_scheme() == "https" and protocol in ("PLAINTEXT", "SASL_PLAINTEXT")
     settings: dict[str, Any] = {k: v for k, v in props.items()
-                                if k.startswith(("security.", "sasl.", "ssl.")) or k == "client.dns.lookup"}
+                                if (k.startswith(("security.", "sasl.")) or k == "client.dns.lookup"
+                                    or (k.startswith("ssl.") and not rest_only_ssl))}
     settings["bootstrap.servers"] = config.bootstrap_servers
     return settings
 
 
+def _resolved(props: Mapping[str, str]) -> dict[str, str]:
+    """Worker properties with their ``${file:...}``/``${env:...}``/``${dir:...}`` placeholders resolved by the
+    worker's ``config.providers``, as Connect resolves its worker config at start-up."""
+    return ConfigTransformer(props).transform(props)
+
+
 def kafka_cluster_id(settings: Mapping[str, Any]) -> str | None:
-    """The Kafka cluster id, as ``GET /`` reports it."""
-    admin = clients.admin(settings)
+    """The Kafka cluster id, as ``GET /`` reports it; a refused login or certificate fails here, in one line."""
+    admin = clients.connected_admin(settings)
     try:
         described = admin.describe_cluster()
     finally:
@@ -85,9 +98,10 @@ def kafka_cluster_id(settings: Mapping[str, Any]) -> str | None:
 
 def distributed(props: Mapping[str, str]) -> Runtime:
     """A distributed-mode runtime: config, offsets and statuses in Kafka topics."""
-    config, raw = WorkerConfig.parse(props, distributed=True)
+    config, raw = WorkerConfig.parse(_resolved(props), distributed=True)
     settings = _client_settings(config, raw)
     assert config.config_storage_topic and config.offset_storage_topic and config.status_storage_topic
+    cluster_id = kafka_cluster_id(settings)
     create_internal_topics({**settings, **prefixed(raw, "admin.")}, [
         TopicSpec(config.config_storage_topic, 1, config.config_storage_replication_factor,
                   _topic_settings(raw, "config.storage.")),
@@ -102,7 +116,7 @@ def distributed(props: Mapping[str, str]) -> Runtime:
         KafkaConfigStore(config.config_storage_topic, {**settings, "client.id": client_id + "configs"}),
         KafkaOffsetStore(config.offset_storage_topic, {**settings, "client.id": client_id + "offsets"}),
         KafkaStatusStore(config.status_storage_topic, {**settings, "client.id": client_id + "statuses"}),
-        kafka_cluster_id(settings),
+        cluster_id,
         settings,
     )
 
@@ -114,7 +128,7 @@ def _topic_settings(props: Mapping[str, str], prefix: str) -> dict[str, str]:
 
 def standalone(props: Mapping[str, str]) -> Runtime:
     """A standalone runtime: configs and statuses in memory, offsets in a file."""
-    config, raw = WorkerConfig.parse(props, distributed=False)
+    config, raw = WorkerConfig.parse(_resolved(props), distributed=False)
     assert config.offset_storage_file_filename
     settings = _client_settings(config, raw)
     return Runtime(config, raw, MemoryConfigStore(), FileOffsetStore(config.offset_storage_file_filename),

@@ -6,8 +6,8 @@ when ``tombstones.on.delete`` is on). The record carries:
 * key ``<topic>.Key`` {id: relaxed Extended JSON of ``documentKey._id``};
 * value ``<topic>.Envelope``: ``before``/``after`` as STRICT Extended JSON strings, ``updateDescription`` for update
   events (``updatedFields`` as RELAXED JSON), the ``source`` block, ``op`` and the emit-time ``ts_ms``;
-* source partition ``{"server_id": <topic.prefix>}`` and the offset ``{sec, ord, [lsid,] resume_token[, txnNumber]}``
-  (keys in the iteration order of Debezium's Java ``HashMap``, which is what lands in the offsets topic);
+* source partition ``{"server_id": <topic.prefix>}`` and the offset of the event's :class:`.position.Position`
+  (``{sec, ord, [lsid,] resume_token[, txnNumber]}``);
 * the four ``__debezium.context.*`` headers when extended headers are enabled.
 
 Other operation types (drop, rename, invalidate, ...) yield no record; the task deals with them.
@@ -15,19 +15,15 @@ Other operation types (drop, rename, invalidate, ...) yield no record; the task 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
-
-import bson
-from bson.errors import BSONError
 
 from connect.api.data import STRING, Schema, Struct
 from connect.api.records import Header, SourceRecord
 from connectors.mongodb import extjson
 from connectors.mongodb.naming import TopicNaming
+from connectors.mongodb.position import Position, session_txn
 from connectors.mongodb.schemas import (
     SOURCE_SCHEMA,
     TRANSACTION_SCHEMA,
@@ -37,14 +33,7 @@ from connectors.mongodb.schemas import (
     key_schema,
 )
 
-__all__ = [
-    "CONNECTOR_NAME",
-    "OPERATIONS",
-    "ChangeEventConverter",
-    "decode_resume_token",
-    "encode_resume_token",
-    "session_txn",
-]
+__all__ = ["CONNECTOR_NAME", "OPERATIONS", "ChangeEventConverter"]
 
 CONNECTOR_NAME = "mongodb"
 OPERATIONS = {"insert": "c", "update": "u", "replace": "u", "delete": "d"}
@@ -54,19 +43,6 @@ HEADER_LOGICAL_NAME = "__debezium.context.connectorLogicalName"
 HEADER_TASK_ID = "__debezium.context.taskId"
 HEADER_CONNECTOR_NAME = "__debezium.context.connectorName"
 HEADER_RUN_ID = "__debezium.context.runId"
-
-
-def encode_resume_token(token: Mapping[str, Any]) -> str:
-    """The offset form of a resume token: standard padded Base64 of the BSON-encoded token document."""
-    return base64.b64encode(bson.encode(token)).decode("ascii")
-
-
-def decode_resume_token(text: str) -> dict[str, Any]:
-    """A resume token document from its offset form; a legacy offset (raw ``_data`` hex) gives ``{"_data": text}``."""
-    try:
-        return dict(bson.decode(base64.b64decode(text, validate=True)))
-    except (binascii.Error, BSONError, ValueError, IndexError, TypeError):
-        return {"_data": text}
 
 
 class ChangeEventConverter:
@@ -127,7 +103,7 @@ class ChangeEventConverter:
             values["transaction"] = _struct(TRANSACTION_SCHEMA, dict(transaction))
         value = _struct(v_schema, values)
         partition = self._partition
-        offset = self.offset(event, session)
+        offset = Position.from_event(event, session).to_offset()
         if offset_map is not None:
             offset = offset_map(offset)
         record = SourceRecord(partition, offset, topic, None, k_schema, key, v_schema, value, None, self._headers)
@@ -161,24 +137,6 @@ class ChangeEventConverter:
         return SourceRecord(record.source_partition, dict(offset), record.topic, record.kafka_partition,
                             record.key_schema, record.key, record.value_schema, new_value, record.timestamp,
                             record.headers)
-
-    @staticmethod
-    def offset(event: Mapping[str, Any], session: tuple[str, int] | None = None) -> dict[str, Any]:
-        """The source offset after ``event``, keys in Debezium's (Java HashMap) order."""
-        cluster_time = event.get("clusterTime")
-        offset: dict[str, Any] = {
-            "sec": cluster_time.time if cluster_time is not None else 0,
-            "ord": cluster_time.inc if cluster_time is not None else 0,
-        }
-        if session is None:
-            session = session_txn(event)
-        if session is None:
-            offset["resume_token"] = encode_resume_token(event["_id"])
-        else:
-            offset["lsid"] = session[0]
-            offset["resume_token"] = encode_resume_token(event["_id"])
-            offset["txnNumber"] = session[1]
-        return offset
 
     def _names(self, db: str, coll: str) -> tuple[str, Schema, Schema]:
         """The topic, key schema and envelope schema of collection ``db.coll``."""
@@ -253,15 +211,6 @@ def _struct(schema: Schema, values: dict[str, Any]) -> Struct:
 
 def _wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
-
-
-def session_txn(event: Mapping[str, Any]) -> tuple[str, int] | None:
-    """(lsid as STRICT compact JSON, txnNumber) for an event inside a transaction, else None."""
-    lsid = event.get("lsid")
-    txn_number = event.get("txnNumber")
-    if lsid is None or txn_number is None:
-        return None
-    return extjson.strict(lsid), int(txn_number)
 
 
 def _update_description(description: Mapping[str, Any]) -> Struct:

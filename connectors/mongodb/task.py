@@ -26,7 +26,8 @@ from connect.api.task import SourceTask
 from connectors.mongodb import connection, sharding, snapshot
 from connectors.mongodb.config import MongoDbConfig, SnapshotMode
 from connectors.mongodb.connection import Backoff, Fault, auth_message, classify, fatal_message, lost_position_message
-from connectors.mongodb.event_converter import ChangeEventConverter, decode_resume_token
+from connectors.mongodb.event_converter import ChangeEventConverter
+from connectors.mongodb.position import Position
 from connectors.mongodb.snapshot.runner import SnapshotRunner
 from connectors.mongodb.streaming.capture import POLL_AWAIT_MS, StreamCapture, rs_label
 from connectors.mongodb.streaming.metrics import StreamingMetrics
@@ -108,13 +109,13 @@ class MongoDbConnectorTask(SourceTask):
                                metrics=self._metrics, label=label)
         stored = self.context.offset_storage_reader.offset(partition)
         self._stored[id(stream)] = stored
-        stream.restore(stored, decode_resume_token)
+        stream.restore(stored)
         return stream
 
     # -- snapshots (sequenced by snapshot.runner) ------------------------------------------------------------
     def _needs_snapshot(self, stored: Mapping[str, Any] | None) -> bool:
         mode = self.config.snapshot_mode
-        interrupted = bool(stored and stored.get("initsync"))
+        interrupted = Position.from_offset(stored).initsync if stored else False
         if mode in (SnapshotMode.NO_DATA, SnapshotMode.NEVER):
             if interrupted:
                 raise ConnectError(

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from connectors.mongodb.config import ALWAYS_EXCLUDED_DATABASES
-from connectors.mongodb.event_converter import encode_resume_token
+from connectors.mongodb.position import Position
 
 log = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ def start_position(client: Any, watch_target: Any) -> dict[str, Any]:
         token = stream.resume_token
     if token is None:
         raise RuntimeError("the server returned no resume token to start the snapshot from")
-    return {"sec": -1, "ord": -1, "resume_token": encode_resume_token(token)}
+    return Position.at_token(token).to_offset()
 
 
 def captured_collections(client: Any, captured: Callable[[str, str], bool],

@@ -16,13 +16,14 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pymongo.errors import OperationFailure, PyMongoError
 
 from connect.api.records import SourceRecord
 from connectors.mongodb.event_converter import ChangeEventConverter
+from connectors.mongodb.position import Position
 from connectors.mongodb.snapshot import incremental_state
 from connectors.mongodb.snapshot.bson_order import range_filter, sort_key
 
@@ -111,7 +112,7 @@ class IncrementalSnapshot:
     def restore(self, stored: Mapping[str, Any] | None) -> None:
         """Continue the snapshot recorded on a stored source offset (ours or Debezium's); the rest of the chunk in
         flight is read again."""
-        state = incremental_state.decode(stored)
+        state = incremental_state.decode(dict(Position.from_offset(stored).incremental) if stored else None)
         if state is None or not state.queue:
             return
         self._queue = [_Pending(p.ns, dict(p.condition), p.started, p.after, p.has_max, p.maximum)
@@ -194,14 +195,18 @@ class IncrementalSnapshot:
         if current is None or current not in self._queue:
             return []
         db, _, coll = current.ns.partition(".")
-        stream_state = set(incremental_state.KEYS)
-        base = {k: v for k, v in offset.items() if k not in stream_state}
-        records = [self._events.snapshot_record(doc, db, coll, {**base, **self.state(doc["_id"])},
+        base = Position.from_offset(offset)
+        records = [self._events.snapshot_record(doc, db, coll, self._read_offset(base, doc["_id"]),
                                                 marker="incremental") for _, doc in buffered]
         current.started, current.after = True, last
         if sort_key(current.after) >= sort_key(current.maximum):
             self._finish(current)
         return records
+
+    def _read_offset(self, stream: Position, doc_id: Any) -> dict[str, Any]:
+        """The offset of the ``r`` record of ``doc_id``: the stream position with the snapshot sent up to it."""
+        state = tuple(self.state(doc_id).items())
+        return replace(stream, incremental=state, incremental_read=True).to_offset()
 
 def by_id(collection: Any, query: Mapping[str, Any], direction: int, limit: int,
           projection: Mapping[str, Any] | None = None) -> list[Mapping[str, Any]]:

@@ -33,16 +33,16 @@ from bson import json_util
 from bson.binary import UuidRepresentation
 from bson.codec_options import CodecOptions
 
+from connectors.mongodb.position import INCREMENTAL_PREFIX
 from connectors.mongodb.snapshot import java_serialization
 
 log = logging.getLogger(__name__)
 
-OUR_KEY = "incremental_snapshot_progress"
-COLLECTIONS_KEY = "incremental_snapshot_collections"
-PRIMARY_KEY = "incremental_snapshot_primary_key"
-MAXIMUM_KEY = "incremental_snapshot_maximum_key"
-CORRELATION_KEY = "incremental_snapshot_correlation_id"
-KEYS = (OUR_KEY, COLLECTIONS_KEY, PRIMARY_KEY, MAXIMUM_KEY, CORRELATION_KEY)
+OUR_KEY = INCREMENTAL_PREFIX + "progress"
+COLLECTIONS_KEY = INCREMENTAL_PREFIX + "collections"
+PRIMARY_KEY = INCREMENTAL_PREFIX + "primary_key"
+MAXIMUM_KEY = INCREMENTAL_PREFIX + "maximum_key"
+CORRELATION_KEY = INCREMENTAL_PREFIX + "correlation_id"
 _ID = "incremental_snapshot_collections_id"
 _CONDITION = "incremental_snapshot_collections_additional_condition"
 _CODEC: CodecOptions[Any] = CodecOptions(uuid_representation=UuidRepresentation.STANDARD)

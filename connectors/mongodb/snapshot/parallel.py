@@ -14,6 +14,7 @@ read twice.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import queue
 import threading
@@ -26,8 +27,9 @@ from pymongo.errors import OperationFailure, PyMongoError
 
 from connect.api.records import SourceRecord
 from connectors.mongodb.event_converter import ChangeEventConverter
+from connectors.mongodb.position import Position
 from connectors.mongodb.snapshot.bson_order import NO_SERVER_BOUND, range_filter, sort_key, type_rank
-from connectors.mongodb.snapshot.progress import OFFSET_KEY, RangeState, SnapshotProgress
+from connectors.mongodb.snapshot.progress import RangeState, SnapshotProgress
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +72,7 @@ class ParallelSnapshot:
         self._collections = [(db, coll) for db, coll in collections if not progress.completed(f"{db}.{coll}")]
         self.total_collections = len(collections)
         self._events = events
-        self._position = dict(position)
+        self._position = Position.from_offset(position)
         self._progress = progress
         self._settings = settings
         self._name = tag  # "<connector>|task-<n>", the prefix of every log line
@@ -81,8 +83,8 @@ class ParallelSnapshot:
         self._workers: list[threading.Thread] = []
         self._ended = 0
         self._held: SourceRecord | None = None
-        self._running = {**self._position, "initsync": True, OFFSET_KEY: progress.encode()} \
-            if settings.resumable else self._position
+        self._running = self._progress_offset(progress.encode()) if settings.resumable \
+            else self._position.to_offset()
         self._stats: dict[str, _Stats] = {}
         self._unhinted: set[str] = set()
         self.rows_scanned = 0
@@ -300,7 +302,7 @@ class ParallelSnapshot:
                 stats.first = time.monotonic()
         state, finished = self._progress.emitted(ns, index, docs[-1]["_id"] if docs else None, done)
         if self._settings.resumable:
-            self._running = {**self._position, "initsync": True, OFFSET_KEY: state}
+            self._running = self._progress_offset(state)
         if held is not None and docs and self._settings.resumable:  # the chunk's last record: state with it emitted
             held = self._events.with_snapshot_marker(held, "true", self._running)
         self._held = held
@@ -312,9 +314,13 @@ class ParallelSnapshot:
     def _finish(self, out: list[SourceRecord]) -> list[SourceRecord] | None:
         self.finished = time.monotonic()
         if self._held is not None:
-            out.append(self._events.with_snapshot_marker(self._held, "last", self._position))
+            out.append(self._events.with_snapshot_marker(self._held, "last", self._position.to_offset()))
             self._held = None
         return out or None
+
+    def _progress_offset(self, progress: str) -> dict[str, Any]:
+        """The offset of a record of a resumable snapshot, with the progress made once it is delivered."""
+        return dataclasses.replace(self._position, initsync=True, snapshot_progress=progress).to_offset()
 
     def _log_progress(self) -> None:
         now = time.monotonic()

@@ -23,7 +23,8 @@ from bson.binary import UuidRepresentation
 from bson.codec_options import CodecOptions
 from bson.errors import BSONError
 
-OFFSET_KEY = "snapshot_progress"
+from connectors.mongodb.position import SNAPSHOT_PROGRESS_KEY
+
 _CODEC: CodecOptions[Any] = CodecOptions(uuid_representation=UuidRepresentation.STANDARD)
 _VERSION = 1
 
@@ -60,16 +61,16 @@ class SnapshotProgress:
         try:
             doc = bson.decode(base64.b64decode(text, validate=True), codec_options=_CODEC)
         except (binascii.Error, BSONError, ValueError, IndexError) as exc:
-            raise ValueError(f"unreadable {OFFSET_KEY} offset: {exc}") from exc
+            raise ValueError(f"unreadable {SNAPSHOT_PROGRESS_KEY} offset: {exc}") from exc
         if doc.get("v") != _VERSION:
-            raise ValueError(f"unsupported {OFFSET_KEY} version {doc.get('v')!r}")
+            raise ValueError(f"unsupported {SNAPSHOT_PROGRESS_KEY} version {doc.get('v')!r}")
         partial = {}
         for entry in doc.get("partial", []):
             splits = list(entry.get("splits", []))
             bounds = [None, *splits, None]
             states = entry.get("ranges", [])
             if len(states) != len(splits) + 1:
-                raise ValueError(f"inconsistent {OFFSET_KEY} offset for {entry.get('ns')}")
+                raise ValueError(f"inconsistent {SNAPSHOT_PROGRESS_KEY} offset for {entry.get('ns')}")
             ranges = [RangeState(bounds[i], bounds[i + 1], "after" in st, st.get("after"), bool(st.get("done")))
                       for i, st in enumerate(states)]
             partial[entry["ns"]] = _Collection(ranges)

@@ -21,9 +21,9 @@ from connect.api.metrics import Metric, debezium_metric
 from connect.api.records import SourceRecord
 from connectors.mongodb import snapshot
 from connectors.mongodb.config import MongoDbConfig, SnapshotMode
-from connectors.mongodb.event_converter import decode_resume_token
+from connectors.mongodb.position import Position
 from connectors.mongodb.snapshot.parallel import ParallelSnapshot, SnapshotSettings
-from connectors.mongodb.snapshot.progress import OFFSET_KEY, SnapshotProgress
+from connectors.mongodb.snapshot.progress import SnapshotProgress
 from connectors.mongodb.streaming.capture import POLL_AWAIT_MS, StreamCapture, rs_label, watch_target
 from connectors.mongodb.streaming.signals import SnapshotRequest
 
@@ -107,18 +107,21 @@ class SnapshotRunner:
     def _begin(self, stream: StreamCapture, stored: Mapping[str, Any] | None) -> None:
         """Resume an interrupted snapshot from its stored position and progress, else start one now."""
         progress, position = SnapshotProgress(), {}
-        if stored and stored.get("initsync") and stored.get(OFFSET_KEY) and stored.get("resume_token"):
+        interrupted = Position.from_offset(stored) if stored else None
+        if interrupted is not None and interrupted.initsync and interrupted.snapshot_progress \
+                and interrupted.resume_token:
             try:
-                progress = SnapshotProgress.decode(str(stored[OFFSET_KEY]))
-                position = {"sec": stored.get("sec", -1), "ord": stored.get("ord", -1),
-                            "resume_token": str(stored["resume_token"])}
+                progress = SnapshotProgress.decode(interrupted.snapshot_progress)
+                position = Position(-1 if interrupted.sec is None else interrupted.sec,
+                                    -1 if interrupted.ord is None else interrupted.ord,
+                                    interrupted.resume_token).to_offset()
                 log.info("[%s] Resuming the interrupted snapshot%s", self._tag, rs_label(stream))
             except ValueError as exc:
                 log.warning("[%s] Snapshot starts over: %s", self._tag, exc)
                 progress = SnapshotProgress()
         if not progress.started:
             position = snapshot.start_position(stream.client, watch_target(stream.client, self._config))
-        stream.resume_token, stream.start_at = decode_resume_token(position["resume_token"]), None
+        stream.resume_token, stream.start_at = Position.from_offset(position).resume_token_document(), None
         collections = snapshot.captured_collections(stream.client, stream.captured, self._config.snapshot_include)
         log.info("[%s] Snapshot%s of %s collection(s) starts; streaming resumes from the position taken first",
                  self._tag, rs_label(stream), len(collections))
@@ -129,7 +132,7 @@ class SnapshotRunner:
     def start_blocking(self, stream: StreamCapture, request: SnapshotRequest) -> None:
         """Debezium's blocking snapshot: the stream pauses, the collections are read, the stream goes on."""
         stream.close()
-        position = stream.position() or {"sec": -1, "ord": -1}
+        position = stream.position() or Position(-1, -1).to_offset()
         collections = sorted((ns.partition(".")[0], ns.partition(".")[2]) for ns in request.conditions)
         settings = self._settings(filters={ns: dict(c) for ns, c in request.conditions.items() if c},
                                   resumable=False)

@@ -9,7 +9,6 @@ The position is the change stream's resume token: after the last event taken, or
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -20,8 +19,9 @@ from connect.api.records import SourceRecord
 from connectors.mongodb import extjson
 from connectors.mongodb.capture_config import FullUpdateType
 from connectors.mongodb.config import CaptureMode, CaptureScope, CollectionFilter, MongoDbConfig
-from connectors.mongodb.event_converter import OPERATIONS, ChangeEventConverter, encode_resume_token, session_txn
+from connectors.mongodb.event_converter import OPERATIONS, ChangeEventConverter
 from connectors.mongodb.fields import FieldSelector
+from connectors.mongodb.position import Position, session_txn
 from connectors.mongodb.streaming.fetcher import POSITION, ChangeStreamFetcher
 from connectors.mongodb.streaming.heartbeat import Heartbeat
 from connectors.mongodb.streaming.metrics import StreamingMetrics
@@ -98,12 +98,13 @@ class StreamCapture:
         self.signal_collection: str | None = None  # always captured: its inserts are signals and watermarks
 
     # -- position ----------------------------------------------------------------------------------------------
-    def restore(self, stored: Mapping[str, Any] | None, decode: Any) -> None:
+    def restore(self, stored: Mapping[str, Any] | None) -> None:
         """Start from a stored offset (token first, then its time), or ``capture.start.op.time``."""
-        if stored and stored.get("resume_token"):
-            self.resume_token = decode(str(stored["resume_token"]))
-        elif stored and int(stored.get("sec", -1)) > 0:
-            self.start_at = Timestamp(int(stored["sec"]), max(int(stored.get("ord", 0)), 0))
+        position = Position.from_offset(stored) if stored else None
+        if position is not None and position.resume_token:
+            self.resume_token = position.resume_token_document()
+        elif position is not None and position.sec is not None and position.sec > 0:
+            self.start_at = Timestamp(position.sec, max(position.ord or 0, 0))
         elif self.config.capture.start_op_time is not None:
             value = self.config.capture.start_op_time
             self.start_at = Timestamp(value >> 32, value & 0xFFFFFFFF)
@@ -111,11 +112,11 @@ class StreamCapture:
     def position(self) -> dict[str, Any] | None:
         """The offset of the last event taken, or of the idle stream's token; None before any."""
         if self._last_event is not None:
-            offset = self.events.offset(self._last_event)
+            offset = Position.from_event(self._last_event).to_offset()
             return self.transactions.offset(offset) if self.transactions is not None else offset
         if self.resume_token is None:
             return None
-        return {"sec": -1, "ord": -1, "resume_token": encode_resume_token(self.resume_token)}
+        return Position.at_token(self.resume_token).to_offset()
 
     def describe_start(self) -> str:
         """Where the stream starts, for the log."""
@@ -182,7 +183,7 @@ class StreamCapture:
         if self.signals is not None:
             self.signals.stamp(records, start)  # the state before this event's signal or watermark acts
             start = len(records)
-            records.extend(self.signals.on_event(event, functools.partial(self.events.offset, event)))
+            records.extend(self.signals.on_event(event, lambda: Position.from_event(event).to_offset()))
             self.signals.stamp(records, start)
 
     def _record(self, event: dict[str, Any], records: list[SourceRecord]) -> None:

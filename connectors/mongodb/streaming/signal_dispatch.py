@@ -22,7 +22,7 @@ from typing import Any
 from connect.api.records import SourceRecord
 from connect.api.topics import TopicReader, TopicReaders
 from connectors.mongodb.event_converter import ChangeEventConverter
-from connectors.mongodb.snapshot import incremental_state
+from connectors.mongodb.position import Position
 from connectors.mongodb.snapshot.incremental import IncrementalSnapshot
 from connectors.mongodb.streaming import signals
 from connectors.mongodb.streaming.signals import Signal, SignalError, SnapshotRequest
@@ -30,7 +30,6 @@ from connectors.mongodb.streaming.signals import Signal, SignalError, SnapshotRe
 log = logging.getLogger(__name__)
 
 WATERMARK_TYPES = ("snapshot-window-open", "snapshot-window-close")
-SIGNAL_OFFSET_KEY = "incremental_snapshot_signal_offset"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,7 +60,7 @@ class SignalDispatcher:
                                                    tag)
             self.incremental.restore(stored)
         self._reader: TopicReader | None = None
-        self._signal_offset: int | None = _stored_signal_offset(stored)
+        self._signal_offset = Position.from_offset(stored).signal_offset if stored else None
         if settings.kafka_topic and readers is not None:
             start = None if self._signal_offset is None else self._signal_offset + 1
             self._reader = readers.open(settings.kafka_topic, settings.kafka_settings, 0, start)
@@ -101,20 +100,18 @@ class SignalDispatcher:
         incremental ``r`` record keeps the snapshot state of its own."""
         if start >= len(records):
             return
-        extra: dict[str, Any] = {}
-        if self._signal_offset is not None:
-            extra[SIGNAL_OFFSET_KEY] = self._signal_offset
+        signal = self._signal_offset
         incremental = self.incremental
-        if incremental is not None and incremental.running:
-            extra.update(incremental.state())
-        if not extra:
+        state = tuple(incremental.state().items()) if incremental is not None and incremental.running else ()
+        if signal is None and not state:
             return
-        signal_only = {k: v for k, v in extra.items() if k == SIGNAL_OFFSET_KEY}
         for index in range(start, len(records)):
-            offset = records[index].source_offset
-            add = signal_only if any(k in offset for k in incremental_state.KEYS) else extra
-            if add and not all(k in offset for k in add):
-                records[index] = dataclasses.replace(records[index], source_offset={**add, **offset})
+            position = Position.from_offset(records[index].source_offset)
+            stamped = dataclasses.replace(
+                position, signal_offset=signal if position.signal_offset is None else position.signal_offset,
+                incremental=position.incremental or state)
+            if stamped != position:
+                records[index] = dataclasses.replace(records[index], source_offset=stamped.to_offset())
 
     def _safely(self, parse: Callable[[], Signal | None], channel: str) -> None:
         try:
@@ -168,12 +165,3 @@ class SignalDispatcher:
         reader, self._reader = self._reader, None
         if reader is not None:
             reader.close()
-
-
-def _stored_signal_offset(stored: Mapping[str, Any] | None) -> int | None:
-    """The offset of the last Kafka signal acted on, from the stored source offset."""
-    value = (stored or {}).get(SIGNAL_OFFSET_KEY)
-    try:
-        return int(value) if value is not None else None
-    except (TypeError, ValueError):
-        return None

@@ -12,11 +12,13 @@ committed, a restart still re-reads the triggering event.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 from connect.api.data import INT64, OPTIONAL_INT64, STRING, Struct, array_schema, struct_schema
 from connect.api.records import SourceRecord
+from connectors.mongodb.position import Position, java_hashmap_order
 
 KEY_SCHEMA = struct_schema([("id", STRING)], name="io.debezium.connector.common.TransactionMetadataKey", version=1)
 COLLECTION_SCHEMA = struct_schema([("data_collection", STRING), ("event_count", INT64)], name="event.collection",
@@ -32,35 +34,6 @@ VALUE_SCHEMA = struct_schema(
     name="io.debezium.connector.common.TransactionMetadataValue",
     version=1,
 )
-OFFSET_TRANSACTION_ID = "transaction_id"
-OFFSET_COLLECTION_ORDER = "transaction_data_collection_order_"
-
-
-def java_string_hash(text: str) -> int:
-    """Java's ``String.hashCode`` (over UTF-16 code units), as an unsigned 32-bit value."""
-    h = 0
-    data = text.encode("utf-16-be")
-    for i in range(0, len(data), 2):
-        h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-    return h
-
-
-def java_hashmap_order(keys: Iterable[str]) -> list[str]:
-    """The iteration order of a ``java.util.HashMap`` holding ``keys`` (inserted in the given order)."""
-    ordered = list(dict.fromkeys(keys))
-    capacity = 16
-    while len(ordered) > capacity * 3 // 4:
-        capacity *= 2
-
-    def bucket(key: str) -> int:
-        h = java_string_hash(key)
-        return (h ^ (h >> 16)) & (capacity - 1)
-    return sorted(ordered, key=bucket)  # stable: insertion order within a bucket
-
-
-def java_map(values: Mapping[str, Any]) -> dict[str, Any]:
-    """``values`` re-ordered as a Java HashMap iterates them."""
-    return {key: values[key] for key in java_hashmap_order(values)}
 
 
 class TransactionMonitor:
@@ -95,11 +68,9 @@ class TransactionMonitor:
         """``offset`` with the open transaction's keys (unchanged outside a transaction)."""
         if self._id is None:
             return dict(offset)
-        values = dict(offset)
-        values[OFFSET_TRANSACTION_ID] = self._id
-        for collection, count in self._per_collection.items():
-            values[OFFSET_COLLECTION_ORDER + collection] = count
-        return java_map(values)
+        position = dataclasses.replace(Position.from_offset(offset), transaction_id=self._id,
+                                       collection_orders=tuple(self._per_collection.items()))
+        return position.to_offset()
 
     def _end(self, ts_ms: int, offset: Mapping[str, Any] | None) -> SourceRecord:
         record = self._record("END", ts_ms, offset)

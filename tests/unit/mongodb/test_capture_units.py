@@ -20,12 +20,11 @@ from connectors.mongodb.connection import (
     lost_position_message,
 )
 from connectors.mongodb.fields import FieldSelector
+from connectors.mongodb.position import java_hashmap_order, java_string_hash
 from connectors.mongodb.sharding import Shard, group, task_configs
 from connectors.mongodb.streaming.pipeline import FragmentMerger, build_pipeline
 from connectors.mongodb.streaming.transactions import (
     TransactionMonitor,
-    java_hashmap_order,
-    java_string_hash,
     transaction_id,
 )
 

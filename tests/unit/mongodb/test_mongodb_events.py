@@ -20,7 +20,8 @@ from bson.codec_options import CodecOptions, DatetimeConversion
 from connect.api.data import STRING, Schema, Struct, Type
 from connect.api.records import Header
 from connectors.mongodb import schemas
-from connectors.mongodb.event_converter import ChangeEventConverter, decode_resume_token, encode_resume_token
+from connectors.mongodb.event_converter import ChangeEventConverter
+from connectors.mongodb.position import decode_resume_token, encode_resume_token
 
 TOKEN = {"_data": "4300000010730002000000117400070000000493016b026e0014000000696e76656e746f72792e637573746f6d657273"}
 WALL = datetime.datetime(2026, 11, 21, 12, 48, 4, 704000)

@@ -7,9 +7,10 @@ from typing import Any
 
 from connect.api.records import SourceRecord
 from connectors.mongodb.event_converter import ChangeEventConverter
+from connectors.mongodb.position import SIGNAL_OFFSET_KEY
 from connectors.mongodb.snapshot.incremental import IncrementalSnapshot
 from connectors.mongodb.snapshot.incremental_state import PRIMARY_KEY
-from connectors.mongodb.streaming.signal_dispatch import SIGNAL_OFFSET_KEY, SignalDispatcher, SignalSettings
+from connectors.mongodb.streaming.signal_dispatch import SignalDispatcher, SignalSettings
 
 
 class _Incremental(IncrementalSnapshot):

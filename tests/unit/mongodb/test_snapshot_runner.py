@@ -12,9 +12,11 @@ from bson import Timestamp
 
 from connectors.mongodb import config as mongo_config
 from connectors.mongodb import snapshot
-from connectors.mongodb.event_converter import ChangeEventConverter, encode_resume_token
+from connectors.mongodb.event_converter import ChangeEventConverter
+from connectors.mongodb.position import SNAPSHOT_PROGRESS_KEY as OFFSET_KEY
+from connectors.mongodb.position import encode_resume_token
 from connectors.mongodb.snapshot import runner as snapshot_runner
-from connectors.mongodb.snapshot.progress import OFFSET_KEY, SnapshotProgress
+from connectors.mongodb.snapshot.progress import SnapshotProgress
 from connectors.mongodb.streaming.capture import StreamCapture
 from connectors.mongodb.streaming.metrics import StreamingMetrics
 from connectors.mongodb.task import MongoDbConnectorTask
