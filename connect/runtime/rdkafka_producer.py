@@ -22,6 +22,7 @@ from typing import Any, cast
 import confluent_kafka
 
 from connect.api.errors import ConnectError, RetriableError
+from connect.kafka_clients.librdkafka import security_config
 
 log = logging.getLogger(__name__)
 
@@ -30,10 +31,9 @@ _SAME = frozenset({
     "bootstrap.servers", "client.id", "acks", "linger.ms", "batch.size", "compression.type", "compression.level",
     "enable.idempotence", "max.in.flight.requests.per.connection", "retries", "retry.backoff.ms",
     "retry.backoff.max.ms", "request.timeout.ms", "delivery.timeout.ms", "transactional.id",
-    "transaction.timeout.ms", "security.protocol", "sasl.mechanism", "ssl.endpoint.identification.algorithm",
-    "ssl.key.password", "socket.connection.setup.timeout.ms",
+    "transaction.timeout.ms", "socket.connection.setup.timeout.ms",
     "connections.max.idle.ms", "reconnect.backoff.ms", "reconnect.backoff.max.ms", "metadata.max.age.ms",
-    "client.dns.lookup", "sasl.kerberos.service.name", "sasl.oauthbearer.token.endpoint.url",
+    "client.dns.lookup",
 })
 # Java keys with another name (and unit) in librdkafka.
 _RENAMED: dict[str, tuple[str, Callable[[str], str]]] = {
@@ -52,9 +52,6 @@ _IGNORED = frozenset({
 # Client tuning librdkafka has no equivalent of: harmless to leave out, but said once.
 _TUNING = frozenset({"max.block.ms", "metadata.recovery.strategy", "metadata.recovery.rebootstrap.trigger.ms",
                      "socket.connection.setup.timeout.max.ms"})
-# Java's PEM-typed stores, which librdkafka reads as files or inline PEM.
-_PEM = {"ssl.truststore.location": "ssl.ca.location", "ssl.truststore.certificates": "ssl.ca.pem",
-        "ssl.keystore.certificate.chain": "ssl.certificate.pem", "ssl.keystore.key": "ssl.key.pem"}
 _DEFAULT_PARTITIONER = "org.apache.kafka.clients.producer.internals.DefaultPartitioner"
 _warned: set[str] = set()
 _warned_lock = threading.Lock()
@@ -68,8 +65,11 @@ def rdkafka_config(settings: Mapping[str, Any]) -> tuple[dict[str, str], float]:
         "message.max.bytes": "1048576",  # Java's max.request.size default
     }
     max_block = 60.0
+    config.update(security_config(settings))  # security.protocol, sasl.*, ssl.*: checked as for kafka-python
     for key, raw in settings.items():
         value = str(raw).lower() if isinstance(raw, bool) else str(raw)
+        if key.startswith(("security.", "sasl.", "ssl.")):
+            continue
         if key in _SAME:
             config[key] = value
         elif key in _RENAMED:
@@ -83,31 +83,11 @@ def rdkafka_config(settings: Mapping[str, Any]) -> tuple[dict[str, str], float]:
                                    "partitioned as Java's default partitioner does")
         elif key in _IGNORED:
             continue
-        elif key in ("ssl.keystore.location", "ssl.keystore.password") and \
-                str(settings.get("ssl.keystore.type", "JKS")).upper() == "PKCS12":
-            config[key] = value  # librdkafka reads PKCS#12 key stores
-        elif key in _PEM and _pem_stores(settings, key):
-            config[_PEM[key]] = value
-        elif key in ("ssl.truststore.type", "ssl.keystore.type") and value.upper() in ("PEM", "PKCS12"):
-            if key == "ssl.truststore.type" and value.upper() == "PKCS12":
-                raise ConnectError("producer setting ssl.truststore.type=PKCS12 cannot be honoured by the task "
-                                   "producer (librdkafka reads PEM trust stores); set "
-                                   "producer.client.library=kafka-python to use kafka-python's")
-        elif key.startswith(("sasl.", "ssl.")):
-            raise ConnectError(f"producer setting {key} cannot be honoured by the task producer (librdkafka); "
-                               "set producer.client.library=kafka-python to use kafka-python's")
         else:
             _warn_once(key)
     if int(config.get("batch.size", "0")) > int(config["message.max.bytes"]):
         config["batch.size"] = config["message.max.bytes"]  # librdkafka refuses a batch larger than a request
     return config, max_block
-
-
-def _pem_stores(settings: Mapping[str, Any], key: str) -> bool:
-    """True when the store ``key`` belongs to is PEM-typed (Java's default type is JKS, which librdkafka cannot
-    read)."""
-    store = "ssl.truststore.type" if key.startswith("ssl.truststore.") else "ssl.keystore.type"
-    return str(settings.get(store, "JKS")).upper() == "PEM"
 
 
 def _warn_once(key: str) -> None:

@@ -31,12 +31,13 @@ def test_renamed_and_unit_converted_keys() -> None:
     assert config["compression.type"] == "zstd" and config["linger.ms"] == "20"
 
 
-def test_pem_stores_are_read_by_librdkafka() -> None:
-    config, _ = rdkafka_config({"security.protocol": "SSL", "ssl.truststore.type": "PEM",
-                                "ssl.truststore.location": "/certs/ca.pem",
-                                "ssl.endpoint.identification.algorithm": ""})
-    assert config["ssl.ca.location"] == "/certs/ca.pem" and config["security.protocol"] == "SSL"
-    assert config["ssl.endpoint.identification.algorithm"] == ""
+def test_security_settings_are_translated_by_the_kafka_clients_package() -> None:
+    config, _ = rdkafka_config({"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",
+                                "sasl.jaas.config": 'org.apache.kafka.common.security.scram.ScramLoginModule '
+                                                    'required username="bob" password="pw";'})
+    assert (config["sasl.username"], config["sasl.password"], config["sasl.mechanism"]) == ("bob", "pw",
+                                                                                            "SCRAM-SHA-512")
+    assert "sasl.jaas.config" not in config, "stores and JAAS: tests/unit/connect/test_kafka_security.py"
 
 
 @pytest.mark.parametrize("key, value", [("sasl.jaas.config", "x required;"), ("ssl.truststore.location", "/t.jks"),
@@ -54,9 +55,6 @@ def test_unknown_tuning_is_warned_once(caplog: pytest.LogCaptureFixture) -> None
         "Producer setting some.unknown.tuning is not a Kafka producer setting librdkafka knows: ignored") == 1
 
 
-def test_a_pkcs12_key_store_is_read_by_librdkafka_and_a_jks_one_refused() -> None:
-    config, _ = rdkafka_config({"ssl.keystore.type": "PKCS12", "ssl.keystore.location": "/k.p12",
-                                "ssl.keystore.password": "secret"})
-    assert config["ssl.keystore.location"] == "/k.p12" and config["ssl.keystore.password"] == "secret"
+def test_an_unreadable_key_store_is_refused_naming_the_key() -> None:
     with pytest.raises(ConnectError, match=r"ssl\.keystore\.location"):
-        rdkafka_config({"ssl.keystore.location": "/k.jks"})
+        rdkafka_config({"security.protocol": "SSL", "ssl.keystore.location": "/nonexistent/k.jks"})
