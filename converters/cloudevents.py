@@ -53,7 +53,8 @@ from connect.api.data import (
 from connect.api.errors import ConfigError, DataError
 from connect.api.records import Header
 from connect.config.validators import invalid, one_of
-from converters.json import JsonConverter, dumps_jackson
+from converters.json import JsonConverter
+from converters.json_writer import dumps_jackson
 
 __all__ = ["CloudEventsConverter", "MetadataSource", "parse_metadata_source"]
 

@@ -42,7 +42,7 @@ from connect.api.data import (
 )
 from connect.api.errors import DataError
 from connect.javalang import double_to_string, float_to_string
-from converters.json import (
+from converters.json_logical import (
     date_days,
     java_big_decimal,
     time_millis,

@@ -409,7 +409,7 @@ def test_equal_schemas_read_back_as_one_object() -> None:
 
 
 def test_fast_path_matches_the_reference_writer() -> None:
-    from converters.json import _nullable, _Options, _RawText, dumps_reference
+    from converters.json_writer import Options, RawText, dumps_reference, nullable
 
     texts = ["plain", "é\U0001F600\u2028", "\\u001f \\\\u0000", "ctl\x00\x1f\x7f", 'q"\\', "/<>&", "\U0010FFFF"]
     nested = struct_schema([("s", STRING), ("arr", array_schema(STRING)), ("m", map_schema(STRING, STRING)),
@@ -418,7 +418,7 @@ def test_fast_path_matches_the_reference_writer() -> None:
         value = Struct(nested, {"s": text, "arr": [text, text[::-1]], "m": {text: text},
                                 "inner": Struct(nested.fields[3].schema, {"t": text, "f": 1e-9})})
         for numeric in (False, True):
-            reference = dumps_reference(_nullable(nested, _Options(numeric, True, _RawText))(value))
+            reference = dumps_reference(nullable(nested, Options(numeric, True, RawText))(value))
             conv = converter(schemas=False, decimal="NUMERIC" if numeric else "BASE64")
             assert conv.from_connect_data("t", nested, value) == reference
             assert OFF.to_connect_data("t", reference).value == {
