@@ -32,7 +32,7 @@ from benchmarks.backlog_drain import document
 from connect.api.records import SourceRecord
 from connect.runtime.transformation_chain import build_chain
 from connectors.mongodb.event_converter import ChangeEventConverter
-from connectors.mongodb.transforms import ExtractNewDocumentState
+from connectors.mongodb.transforms.extract_new_document_state import ExtractNewDocumentState
 from converters.cloudevents import CloudEventsConverter
 from converters.json import JsonConverter
 

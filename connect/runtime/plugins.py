@@ -80,7 +80,8 @@ TRANSFORMATIONS = (
     PluginDesc(f"{_SMT}.TimestampRouter", "connect.transforms.routers.TimestampRouter", "transformation"),
     PluginDesc(f"{_SMT}.ValueToKey", "connect.transforms.fields.ValueToKey", "transformation"),
     PluginDesc("io.debezium.connector.mongodb.transforms.ExtractNewDocumentState",
-               "connectors.mongodb.transforms.ExtractNewDocumentState", "transformation", DEBEZIUM_VERSION),
+               "connectors.mongodb.transforms.extract_new_document_state.ExtractNewDocumentState", "transformation",
+               DEBEZIUM_VERSION),
 )
 PREDICATES = tuple(PluginDesc(f"{_SMT}.predicates.{name}", f"connect.transforms.predicates.{name}", "predicate")
                    for name in ("HasHeaderKey", "RecordIsTombstone", "TopicNameMatches"))

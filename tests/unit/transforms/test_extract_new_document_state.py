@@ -12,7 +12,7 @@ from bson.codec_options import CodecOptions, DatetimeConversion
 
 from connect.api.errors import ConfigError
 from connectors.mongodb.event_converter import ChangeEventConverter
-from connectors.mongodb.transforms import ExtractNewDocumentState
+from connectors.mongodb.transforms.extract_new_document_state import ExtractNewDocumentState
 from tests.unit.transforms.golden import write
 
 OPTIONS: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
