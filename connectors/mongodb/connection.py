@@ -80,8 +80,6 @@ def connect(config: MongoDbConfig, uri: str, tag: str) -> pymongo.MongoClient[di
 
 
 class Fault(Enum):
-    """The kind of a failure."""
-
     RETRY = "retry"
     AUTH = "auth"
     POSITION_LOST = "position_lost"

@@ -60,7 +60,6 @@ class MongoDbConnector(SourceConnector):
             self._monitor.start()
 
     def task_class(self) -> type:
-        """The task class."""
         return MongoDbConnectorTask
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
@@ -80,7 +79,6 @@ class MongoDbConnector(SourceConnector):
             client.close()
 
     def config(self) -> ConfigDef:
-        """The connector's keys."""
         return mongo_config.CONFIG_DEF
 
     def alter_offsets(self, props: Mapping[str, str], offsets: Mapping[tuple[tuple[str, Any], ...], Any]) -> bool:

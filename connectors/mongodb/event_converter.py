@@ -1,4 +1,5 @@
-"""Turns pymongo change-stream events into SourceRecords exactly as Debezium 3.x's MongoDB connector does.
+"""Turns pymongo change-stream events (and snapshot documents) into SourceRecords exactly as Debezium 3.x's MongoDB
+connector does (its ``MongoDbChangeRecordEmitter`` and event converters).
 
 One ``insert``/``update``/``replace``/``delete`` event becomes one data record (plus a tombstone after a delete
 when ``tombstones.on.delete`` is on). The record carries:

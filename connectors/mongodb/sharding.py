@@ -104,7 +104,6 @@ class TopologyMonitor:
         self._thread = threading.Thread(target=self._run, name=f"{name}-topology", daemon=True)
 
     def start(self) -> None:
-        """Start watching."""
         self._thread.start()
 
     def _run(self) -> None:

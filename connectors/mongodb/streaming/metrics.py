@@ -73,7 +73,6 @@ class StreamingMetrics:
                 self.counts["NumberOfEmptyPolls"] += 1
 
     def samples(self) -> list[Metric]:
-        """The current values."""
         now = time.time_ns() // 1_000_000
         with self._lock:
             values: dict[str, float] = {name: float(v) for name, v in self.counts.items()}

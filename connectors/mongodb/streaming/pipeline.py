@@ -19,7 +19,6 @@ from connectors.mongodb.capture_config import CaptureOptions, OversizeMode, Pipe
 
 
 def internal_stages(options: CaptureOptions) -> list[dict[str, Any]]:
-    """The connector's own stages."""
     if options.oversize_mode is not OversizeMode.SKIP:
         return []
     limit = options.oversize_threshold

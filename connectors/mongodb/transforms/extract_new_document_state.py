@@ -46,8 +46,6 @@ def _k(name: str, type_: ConfigType, default: str | None, importance: str, width
 
 
 class ExtractNewDocumentState(Transformation):
-    """Debezium's MongoDB "new document state" SMT."""
-
     version: ClassVar[str] = "3.6.1.Final"
     CONFIG: ClassVar[ConfigDef] = ConfigDef((
         _k("array.encoding", ConfigType.STRING, "array", "MEDIUM", "SHORT", "Array encoding",
