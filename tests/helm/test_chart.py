@@ -12,10 +12,10 @@ import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
-from connect.properties import parse_properties
 
 from connect.bootstrap import load_spec
-from connect.config import WorkerConfig
+from connect.config.properties import parse_properties
+from connect.runtime.worker_config import WorkerConfig
 from tests.helm.conftest import EXAMPLE_VALUES, KUBE_VERSION, Helm, find, kinds
 
 # monitoring.coreos.com/v1 ServiceMonitor is a CRD: no schema of it ships with kubernetes-validate. The fields
