@@ -115,7 +115,16 @@ class KafkaBroker(Service):
             "auto.create.topics.enable": "true",
             "num.partitions": "1",
         }
+        props.update(self.extra_properties())
         return "".join(f"{k}={v}\n" for k, v in props.items())
+
+    def extra_properties(self) -> dict[str, str]:
+        """Settings a subclass adds or replaces (listeners of a secured broker)."""
+        return {}
+
+    def format_arguments(self) -> list[str]:
+        """Extra ``kafka-storage format`` arguments (``--add-scram`` of a secured broker)."""
+        return []
 
     def command(self) -> list[str]:
         return [procs.java(), *JVM_OPTS, "-cp", f"{libs_dir()}/*", "kafka.Kafka", str(self.config_path)]
@@ -128,7 +137,7 @@ class KafkaBroker(Service):
             return  # formatted before; keep the data
         cmd = [
             procs.java(), "-Xmx256m", "-XX:TieredStopAtLevel=1", "-cp", f"{libs}/*", "kafka.tools.StorageTool",
-            "format", "-t", _cluster_id(), "-c", str(self.config_path),
+            "format", "-t", _cluster_id(), "-c", str(self.config_path), *self.format_arguments(),
         ]  # fmt: skip
         try:
             result = subprocess.run(

@@ -7,6 +7,7 @@ its unsecured JWT for test clusters), and every trust or key store (PEM, PKCS12,
 from __future__ import annotations
 
 import secrets
+import ssl
 from collections.abc import Mapping
 from typing import Any
 
@@ -72,6 +73,9 @@ def _tls(settings: Mapping[str, Any]) -> dict[str, str]:
     trusted = tls.trusted_certificates(settings)
     if trusted is not None:
         config["ssl.ca.pem"] = "".join(c.public_bytes(serialization.Encoding.PEM).decode() for c in trusted)
+    else:  # the system's CAs, as kafka-python and Java use: the wheel's librdkafka looks in its build's own paths
+        system = ssl.get_default_verify_paths()
+        config["ssl.ca.location"] = system.cafile or system.capath or "probe"
     material = tls.key_material(settings)
     if material is not None:
         private, chain = material
