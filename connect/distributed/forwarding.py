@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import ssl
 import threading
 import urllib.error
 import urllib.request
@@ -13,10 +14,49 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from connect.distributed import session_keys
+from connect.kafka_clients import tls
 from connect.storage.config_state import SessionKey
 
 log = logging.getLogger(__name__)
 TIMEOUT_S = 90.0
+_REST_STORE_KEYS = ("type", "location", "password", "certificates")
+_tls: ssl.SSLContext | None = None
+
+
+def client_tls(props: Mapping[str, str]) -> ssl.SSLContext | None:
+    """The TLS context for requests to other workers when the REST listener is ``https``, as Connect's
+    ``RestClient`` builds it from the listener's settings (``listeners.https.ssl.*`` first, then ``ssl.*``): its
+    truststore, its keystore when peers ask for client certificates, ``ssl.endpoint.identification.algorithm``.
+    Stores default to PEM, as the listener's do."""
+    if not props.get("listeners", "").strip().lower().startswith("https://"):
+        return None
+
+    def setting(key: str) -> str | None:
+        return props.get(f"listeners.https.{key}") or props.get(key)
+
+    settings: dict[str, str] = {}
+    stores = ["truststore"]
+    if (setting("ssl.client.auth") or "none").lower() in ("required", "requested"):
+        stores.append("keystore")
+        if setting("ssl.key.password"):
+            settings["ssl.key.password"] = str(setting("ssl.key.password"))
+    for store in stores:
+        for part in _REST_STORE_KEYS:
+            value = setting(f"ssl.{store}.{part}")
+            if value:
+                settings[f"ssl.{store}.{part}"] = value
+        settings.setdefault(f"ssl.{store}.type", "PEM")
+    for key in ("ssl.endpoint.identification.algorithm", "ssl.enabled.protocols"):
+        value = props.get(f"listeners.https.{key}", props.get(key))
+        if value is not None:
+            settings[key] = value
+    return tls.ssl_context(settings)
+
+
+def use_tls(props: Mapping[str, str]) -> None:
+    """Make worker-to-worker requests over https use the REST listener's trust (see :func:`client_tls`)."""
+    global _tls
+    _tls = client_tls(props)
 
 
 @dataclass(frozen=True)
@@ -35,7 +75,8 @@ def send(url: str, method: str, body: bytes | None, headers: Mapping[str, str], 
         "User-Agent": "kafka-connect", "Accept": "application/json", **headers,
         **({"Content-Type": "application/json"} if body is not None else {})})
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        context = _tls if url.lower().startswith("https:") else None
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as response:
             return Reply(response.status, response.read(), response.headers.get("Content-Type"),
                          response.headers.get("Location"))
     except urllib.error.HTTPError as exc:

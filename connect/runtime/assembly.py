@@ -12,6 +12,7 @@ from typing import Any
 
 from connect import clients
 from connect.config.providers import ConfigTransformer
+from connect.distributed import forwarding
 from connect.distributed.cluster import join_group
 from connect.distributed.coordinator import GroupCoordinator
 from connect.runtime.herder import Herder
@@ -102,6 +103,7 @@ def distributed(props: Mapping[str, str]) -> Runtime:
     settings = _client_settings(config, raw)
     assert config.config_storage_topic and config.offset_storage_topic and config.status_storage_topic
     cluster_id = kafka_cluster_id(settings)
+    forwarding.use_tls(raw)  # worker-to-worker requests over https trust the REST listener's truststore
     create_internal_topics({**settings, **prefixed(raw, "admin.")}, [
         TopicSpec(config.config_storage_topic, 1, config.config_storage_replication_factor,
                   _topic_settings(raw, "config.storage.")),
