@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import random
+import re
 import struct
 import time
 from collections.abc import Mapping
@@ -152,7 +153,8 @@ def _fatal(exc: BaseException | None) -> bool:
         return False
     text = str(exc)
     return isinstance(exc, SaslAuthenticationFailedError) or ("Handshake failed" in text
-                                                              and "CERTIFICATE" in text.upper())
+                                                              and "CERTIFICATE" in text.upper()) \
+        or re.search(r"OAuth token endpoint \S+ answered 4\d\d", text) is not None
 
 
 def connected_admin(settings: Mapping[str, Any], timeout: float = 60.0) -> KafkaAdminClient:

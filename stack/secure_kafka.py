@@ -4,7 +4,9 @@
   validator, for unsigned test tokens);
 * ``SASL_SSL`` with SCRAM-SHA-512 (credentials written at format time with ``kafka-storage format --add-scram``)
   and PLAIN (as Confluent Cloud);
-* ``SSL`` requiring client certificates signed by the test CA (:mod:`stack.pki`).
+* ``SSL`` requiring client certificates signed by the test CA (:mod:`stack.pki`);
+* with an OAuth server's JWKS URL (:mod:`stack.oauth_server`), ``SASL_PLAINTEXT`` with OAUTHBEARER tokens
+  validated against its signing keys.
 
 A PLAINTEXT listener stays for the controller quorum, the readiness probe and the tests' own checks.
 """
@@ -29,11 +31,25 @@ class SecureKafkaBroker(KafkaBroker):
 
     name = "kafka-secure"
 
-    def __init__(self, state_dir: Path) -> None:
-        port, controller, sasl_plain, sasl_ssl, mtls = procs.free_ports(5)
+    def __init__(self, state_dir: Path, jwks_url: str | None = None) -> None:
+        """``jwks_url``: an OAuth server's signing keys, for a SASL_PLAINTEXT listener validating OAUTHBEARER
+        tokens as a production broker does (Kafka's ``OAuthBearerValidatorCallbackHandler``)."""
+        port, controller, sasl_plain, sasl_ssl, mtls, oauth = procs.free_ports(6)
         super().__init__(state_dir, port, controller)
         self.sasl_plaintext_port, self.sasl_ssl_port, self.ssl_port = sasl_plain, sasl_ssl, mtls
+        self.oauth_port = oauth
+        self.jwks_url = jwks_url
         self.pki: Pki = make_pki(state_dir / "pki")
+
+    @property
+    def oauth_bootstrap(self) -> str:
+        return f"127.0.0.1:{self.oauth_port}"
+
+    def command(self) -> list[str]:
+        command = super().command()
+        if self.jwks_url:  # Kafka 4 fetches only allowed OAuth URLs
+            command.insert(1, f"-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls={self.jwks_url}")
+        return command
 
     @property
     def sasl_plaintext_bootstrap(self) -> str:
@@ -50,13 +66,23 @@ class SecureKafkaBroker(KafkaBroker):
     def extra_properties(self) -> dict[str, str]:
         listeners = {"PLAINTEXT": self.port, "SASLPLAIN": self.sasl_plaintext_port, "SCRAMSSL": self.sasl_ssl_port,
                      "MTLS": self.ssl_port}
+        if self.jwks_url:
+            listeners["OAUTH"] = self.oauth_port
         advertised = ",".join(f"{name}://127.0.0.1:{port}" for name, port in listeners.items())
         users = " ".join(f'user_{u}="{p}"' for u, p in PLAIN_USERS.items())
+        oauth = {
+            "listener.name.oauth.sasl.enabled.mechanisms": "OAUTHBEARER",
+            "listener.name.oauth.oauthbearer.sasl.jaas.config": f"{OAUTH_MODULE} required;",
+            "listener.name.oauth.oauthbearer.sasl.server.callback.handler.class":
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler",
+            "listener.name.oauth.oauthbearer.sasl.oauthbearer.jwks.endpoint.url": str(self.jwks_url),
+        } if self.jwks_url else {}
         return {
+            **oauth,
             "listeners": f"{advertised},CONTROLLER://127.0.0.1:{self.controller_port}",
             "advertised.listeners": advertised,
             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASLPLAIN:SASL_PLAINTEXT,"
-                                              "SCRAMSSL:SASL_SSL,MTLS:SSL",
+                                              "SCRAMSSL:SASL_SSL,MTLS:SSL,OAUTH:SASL_PLAINTEXT",
             "listener.name.saslplain.sasl.enabled.mechanisms": "PLAIN,OAUTHBEARER",
             "listener.name.saslplain.plain.sasl.jaas.config": f'{PLAIN_MODULE} required username="admin" '
                                                               f'password="{PLAIN_USERS["admin"]}" {users};',

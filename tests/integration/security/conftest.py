@@ -7,12 +7,22 @@ from pathlib import Path
 
 import pytest
 
+from stack.oauth_server import OAuthServer
 from stack.secure_kafka import SecureKafkaBroker
+
+OAUTH_CLIENTS = {"pyconnect": "oauth-client-secret"}
 
 
 @pytest.fixture(scope="session")
-def secure_kafka(stack_dir: Path) -> Iterator[SecureKafkaBroker]:
-    broker = SecureKafkaBroker(stack_dir / "secure-kafka")
+def oauth_server() -> Iterator[OAuthServer]:
+    server = OAuthServer(OAUTH_CLIENTS).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def secure_kafka(stack_dir: Path, oauth_server: OAuthServer) -> Iterator[SecureKafkaBroker]:
+    broker = SecureKafkaBroker(stack_dir / "secure-kafka", jwks_url=oauth_server.jwks_url)
     broker.start()
     try:
         yield broker

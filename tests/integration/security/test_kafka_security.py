@@ -18,9 +18,11 @@ import pytest
 
 import stack as stack_mod
 from stack import StackEndpoints
+from stack.oauth_server import OAuthServer
 from stack.pki import PASSWORD
 from stack.secure_kafka import PLAIN_USERS, SCRAM_USERS, SecureKafkaBroker
 from stack.worker import ConnectWorker, distributed_properties
+from tests.integration.security.conftest import OAUTH_CLIENTS
 from tests.integration.support import Worker, create_connector, read_topic, unique
 
 pytestmark = pytest.mark.integration
@@ -188,3 +190,32 @@ def test_ssl_settings_with_a_plaintext_protocol_stop_the_worker(secure_kafka: Se
     errors = [line for line in output.splitlines() if "Stopping due to error" in line]
     assert code != 0 and len(errors) == 1 and "ssl.keystore.location" in errors[0], output[-3000:]
     assert PASSWORD not in output
+
+
+def _oauth_client_credentials(oauth_server: OAuthServer, secret: str) -> dict[str, str]:
+    return {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
+            "sasl.login.callback.handler.class":
+                "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
+            "sasl.oauthbearer.token.endpoint.url": oauth_server.token_url,
+            "sasl.jaas.config": "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required "
+                                f'clientId="pyconnect" clientSecret="{secret}" scope="kafka";'}
+
+
+def test_oauthbearer_client_credentials(secure_kafka: SecureKafkaBroker, oauth_server: OAuthServer,
+                                        secure_worker: Any, stack: StackEndpoints, mongo: Any) -> None:
+    """Tokens from an OAuth server, validated by the broker against the server's signing keys."""
+    security = _oauth_client_credentials(oauth_server, OAUTH_CLIENTS["pyconnect"])
+    props = {"bootstrap.servers": secure_kafka.oauth_bootstrap, **security,
+             **{f"producer.{k}": v for k, v in security.items()}}
+    issued = len(oauth_server.issued)
+    worker, group = secure_worker(props)
+    run_end_to_end(worker, group, secure_kafka.bootstrap, stack, mongo)
+    assert len(oauth_server.issued) > issued
+
+
+def test_a_refused_oauth_client_stops_the_worker_at_once(secure_kafka: SecureKafkaBroker,
+                                                         oauth_server: OAuthServer, tmp_path: Path) -> None:
+    props = {"bootstrap.servers": secure_kafka.oauth_bootstrap, **_oauth_client_credentials(oauth_server, "wrong")}
+    code, output = run_failing_worker(props, tmp_path)
+    errors = [line for line in output.splitlines() if "Stopping due to error" in line]
+    assert code != 0 and len(errors) == 1 and "401" in errors[0], output[-3000:]
