@@ -145,6 +145,9 @@ def _sasl_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
     if short_name not in _LOGIN_MODULES[mechanism]:
         raise ConfigError("sasl.jaas.config", "[hidden]", f"login module {module.class_name} does not provide "
                                                           f"{mechanism} credentials")
+    handler = _str(settings, "sasl.login.callback.handler.class")
+    if handler and mechanism != "OAUTHBEARER":
+        raise ConfigError("sasl.login.callback.handler.class", handler, f"cannot run here with {mechanism}")
     if mechanism == "OAUTHBEARER":
         return {"sasl_mechanism": mechanism,
                 "sasl_oauth_token_provider": oauth.token_provider(settings, module.options)}

@@ -108,12 +108,15 @@ def run_end_to_end(worker: Worker, group: str, plain_bootstrap: str, stack: Stac
         name.encode() in (r.key or b"") for r in rs), timeout=60)
 
 
-def test_scram_sha_512_over_tls_with_a_pkcs12_truststore(secure_kafka: SecureKafkaBroker, mounts: dict[str, Path],
-                                                          secure_worker: Any, stack: StackEndpoints,
-                                                          mongo: Any) -> None:
+@pytest.mark.parametrize("library", ["librdkafka", "kafka-python"])
+def test_scram_sha_512_over_tls_with_a_pkcs12_truststore(library: str, secure_kafka: SecureKafkaBroker,
+                                                          mounts: dict[str, Path], secure_worker: Any,
+                                                          stack: StackEndpoints, mongo: Any) -> None:
     props = substituted(readme_blocks()["SCRAM-SHA-512"], secure_kafka.sasl_ssl_bootstrap, mounts)
-    worker, group = secure_worker(props)
+    worker, group = secure_worker({**props, "producer.client.library": library})
     run_end_to_end(worker, group, secure_kafka.bootstrap, stack, mongo)
+    log = worker.process.log_path.read_text(errors="replace")
+    assert SCRAM_USERS["connect"] not in log and PASSWORD not in log, "secrets never logged"
 
 
 @pytest.mark.parametrize("store", ["PKCS12", "JKS"])
