@@ -1,0 +1,169 @@
+"""A distributed worker's membership without a broker: the cluster view applying eager and cooperative
+assignments, and the coordinator's tick (revocations, leader-only writes, forwarding targets, session keys)
+over an in-memory config store and a group member that hands over scripted assignments."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+
+from connect.api.errors import ConnectError
+from connect.distributed import protocol as gp
+from connect.distributed.cluster import NO_LEADER, STALE_CONFIG, ClusterView, RequestTargetError
+from connect.distributed.coordinator import GroupCoordinator
+from connect.runtime.rest_errors import ConflictError
+from connect.runtime.worker_config import WorkerConfig
+from connect.storage.config_state import ConnectorTaskId
+from connect.storage.memory import MemoryConfigStore
+
+A0, A1, B0 = ConnectorTaskId("a", 0), ConnectorTaskId("a", 1), ConnectorTaskId("b", 0)
+
+
+class ScriptedMember:
+    """Stands in for the Kafka group member: each poll hands over the next scripted assignment."""
+
+    def __init__(self) -> None:
+        self.view: ClusterView | None = None
+        self.script: list[tuple[str, gp.Assignment]] = []
+        self.rebalancing = False
+        self.rejoins = 0
+        self.generation = 0
+        self.stopped = False
+
+    def poll(self, timeout: float) -> None:
+        if self.script and self.view is not None:
+            protocol, assignment = self.script.pop(0)
+            self.generation += 1
+            self.view.offer(self.generation, "me", protocol, assignment)
+
+    def request_rejoin(self) -> None:
+        self.rejoins += 1
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+class Listener:
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def revoke_all(self) -> None:
+        self.calls.append("revoke_all")
+
+    def stop_unowned(self) -> None:
+        self.calls.append("stop_unowned")
+
+
+def _coordinator(protocol: str = "sessioned", **extra: str) -> tuple[GroupCoordinator, ScriptedMember,
+                                                                      MemoryConfigStore]:
+    props: Mapping[str, str] = {"bootstrap.servers": "unused:9092", "group.id": "g", "config.storage.topic": "c",
+                                "offset.storage.topic": "o", "status.storage.topic": "s",
+                                "connect.protocol": protocol, **extra}
+    config, _ = WorkerConfig.parse(props, distributed=True)
+    member = ScriptedMember()
+    view = ClusterView(member, "http://me:8083")  # type: ignore[arg-type]  # the scripted stand-in
+    member.view = view
+    store = MemoryConfigStore()
+    ready, stop = threading.Event(), threading.Event()
+    ready.set()
+    return GroupCoordinator(view, config, store, ready, stop), member, store
+
+
+def _assignment(leader: str = "me", connectors: tuple[str, ...] = (), tasks: tuple[ConnectorTaskId, ...] = (),
+                **extra: Any) -> gp.Assignment:
+    return gp.Assignment(gp.NO_ERROR, leader, f"http://{leader}:8083", -1, connectors, tasks, **extra)
+
+
+def test_an_eager_assignment_is_the_whole_share_and_a_rebalance_revokes_everything() -> None:
+    coordinator, member, _ = _coordinator("eager")
+    listener = Listener()
+    member.script.append((gp.EAGER, _assignment(connectors=("a",), tasks=(A0, A1))))
+    coordinator.join(threading.Event(), listener)
+    assert coordinator.owns_connector("a") and coordinator.owns_task(A1) and not coordinator.owns_task(B0)
+    assert coordinator.leads and coordinator.generation() == 1
+    member.rebalancing = True
+    coordinator.tick(listener)
+    assert listener.calls == ["revoke_all"] and not coordinator.owns_task(A0)
+    with pytest.raises(ConflictError, match=re.escape(STALE_CONFIG)):
+        coordinator.require_leader()
+
+
+def test_a_cooperative_revocation_stops_what_was_taken_and_rejoins() -> None:
+    coordinator, member, _ = _coordinator("compatible")
+    listener = Listener()
+    member.script.append((gp.COMPATIBLE, _assignment(connectors=("a", "b"), tasks=(A0, B0), version=1)))
+    coordinator.join(threading.Event(), listener)
+    member.script.append((gp.COMPATIBLE, _assignment(revoked_connectors=("b",), revoked_tasks=(B0,), version=1)))
+    coordinator.tick(listener)
+    assert listener.calls == ["stop_unowned"] and member.rejoins == 1
+    assert coordinator.owns_connector("a") and not coordinator.owns_connector("b")
+    assert coordinator.owns_task(A0) and not coordinator.owns_task(B0)
+    member.script.append((gp.COMPATIBLE, _assignment(tasks=(A1,), version=1)))
+    coordinator.tick(listener)
+    assert coordinator.owns_task(A0) and coordinator.owns_task(A1), "cooperative: work is kept, new work added"
+
+
+def test_a_follower_forwards_writes_to_the_leader_and_names_the_owner() -> None:
+    coordinator, member, _ = _coordinator("compatible")
+    member.script.append((gp.COMPATIBLE, _assignment(leader="other", tasks=(A0,), version=1)))
+    coordinator.join(threading.Event(), Listener())
+    assert not coordinator.leads
+    with pytest.raises(RequestTargetError) as raised:
+        coordinator.require_leader()
+    assert raised.value.url == "http://other:8083" and raised.value.status == 409
+    assert coordinator.require_owner_or_leader(A0)
+    with pytest.raises(RequestTargetError):
+        coordinator.require_owner_or_leader(B0)
+
+
+def test_the_leader_says_who_runs_a_task_or_that_it_does_not_know() -> None:
+    coordinator, member, _ = _coordinator("compatible")
+    member.script.append((gp.COMPATIBLE, _assignment(tasks=(A0,), version=1)))
+    coordinator.join(threading.Event(), Listener())
+    coordinator.cluster.leader_owners = {B0: "http://peer:8083"}
+    with pytest.raises(RequestTargetError) as raised:
+        coordinator.require_owner_or_leader(B0)
+    assert raised.value.url == "http://peer:8083"
+    with pytest.raises(ConflictError, match="Cannot find the worker"):
+        coordinator.require_owner_or_leader(A1)
+
+
+def test_no_leader_url_is_a_conflict_not_a_forward() -> None:
+    coordinator, member, _ = _coordinator("compatible")
+    member.script.append((gp.COMPATIBLE, gp.Assignment(gp.NO_ERROR, "other", "", -1, version=1)))
+    coordinator.join(threading.Event(), Listener())
+    with pytest.raises(ConflictError, match=re.escape(NO_LEADER)):
+        coordinator.require_leader()
+
+
+def test_the_sessioned_leader_writes_a_session_key_and_checks_signatures() -> None:
+    coordinator, member, store = _coordinator("sessioned")
+    member.script.append((gp.SESSIONED, _assignment(version=2)))
+    coordinator.join(threading.Event(), Listener())
+    key = store.snapshot().session_key
+    assert key is not None, "the leader wrote a session key"
+    coordinator.after_reconcile(store.snapshot())
+    assert store.snapshot().session_key == key, "a fresh key is kept"
+    with pytest.raises(ConnectError):
+        coordinator.verify_internal_request(b"{}", {})
+
+
+def test_new_connectors_request_a_rebalance() -> None:
+    coordinator, member, store = _coordinator("compatible")
+    member.script.append((gp.COMPATIBLE, _assignment(version=1)))
+    coordinator.join(threading.Event(), Listener())
+    store.put_connector_config("a", {"connector.class": "x"}, None)
+    coordinator.after_reconcile(store.snapshot())
+    assert member.rejoins == 1
+
+
+def test_a_leader_on_other_topics_refuses_a_starting_worker() -> None:
+    coordinator, member, _ = _coordinator("compatible")
+    coordinator._ready.clear()
+    member.script.append((gp.COMPATIBLE, _assignment(config_topic="elsewhere", version=1)))
+    with pytest.raises(ConnectError, match="must use the same config, offset and status topics"):
+        coordinator.join(threading.Event(), Listener())
