@@ -63,6 +63,7 @@ def rdkafka_config(settings: Mapping[str, Any]) -> tuple[dict[str, str], float]:
     config: dict[str, str] = {
         "partitioner": "murmur2_random",  # Java's partitioning of keyed records
         "message.max.bytes": "1048576",  # Java's max.request.size default
+        "queue.buffering.max.kbytes": "32768",  # Java's buffer.memory default: at most 32 MiB unacknowledged
     }
     max_block = 60.0
     config.update(security_config(settings))  # security.protocol, sasl.*, ssl.*: checked as for kafka-python

@@ -19,6 +19,7 @@ def test_connects_source_task_defaults_translate() -> None:
     assert config["max.in.flight.requests.per.connection"] == "1"
     assert config["partitioner"] == "murmur2_random", "keyed records land where Java's partitioner puts them"
     assert int(config["batch.size"]) <= int(config["message.max.bytes"])
+    assert config["queue.buffering.max.kbytes"] == "32768", "buffer.memory's 32 MiB bound, as Java's producer"
     assert max_block == 60.0
 
 
