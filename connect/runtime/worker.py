@@ -6,6 +6,7 @@ status changes are written to the status store as they happen.
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 import traceback
@@ -21,7 +22,7 @@ from connect.api.task import SourceTask
 from connect.config.providers import ConfigTransformer
 from connect.runtime import plugins
 from connect.runtime.error_handling import ErrorHandlingConfig
-from connect.runtime.producer_process import ProcessProducer, ThreadProducer
+from connect.runtime.kafka_python_producer import KafkaPythonProducer
 from connect.runtime.rdkafka_producer import RdKafkaProducer
 from connect.runtime.transformation_chain import build_chain
 from connect.runtime.worker_config import WorkerConfig, prefixed
@@ -53,8 +54,7 @@ class Worker(TaskStatusListener):
                  status_store: StatusStore, *, generation: Callable[[], int] = lambda: 0,
                  on_reconfigure: Callable[[str], None] = lambda _name: None,
                  producer_factory: ProducerFactory | None = None) -> None:
-        """``producer_factory`` builds each task's producer (default: Kafka producers, in a child process unless
-        ``producer.process.enable=false``)."""
+        """``producer_factory`` builds each task's producer (default: :func:`kafka_producer`)."""
         self.config = config
         self.props = dict(props)
         self.worker_id = config.worker_id()
@@ -253,18 +253,25 @@ ProducerFactory = Callable[[str, str, dict[str, str]], SourceProducer]
 
 
 def kafka_producer(bootstrap_servers: str, client_id: str, overrides: dict[str, str]) -> SourceProducer:
-    """A Kafka producer for a source task: librdkafka's (``producer.client.library=librdkafka``, the default), or
-    kafka-python's (``kafka-python``), in a child process unless ``producer.process.enable=false``."""
+    """A Kafka producer for a source task: librdkafka's (``producer.client.library=librdkafka``, the default) or
+    kafka-python's (``kafka-python``), in the task's process."""
     overrides = dict(overrides)
     library = overrides.pop("client.library", "librdkafka").strip().lower()
-    in_process = overrides.pop("process.enable", "true").strip().lower() == "false"
+    if overrides.pop("process.enable", None) is not None:
+        _warn_process_enable()
     settings = clients.source_task_producer_settings(bootstrap_servers, client_id, overrides)
     if library == "librdkafka":
         return RdKafkaProducer(settings)
     if library != "kafka-python":
         raise ConnectError(f"Invalid value {library} for configuration producer.client.library: "
                            "expected librdkafka or kafka-python")
-    return ThreadProducer(settings) if in_process else ProcessProducer(settings, client_id)
+    return KafkaPythonProducer(settings)
+
+
+@functools.cache
+def _warn_process_enable() -> None:
+    log.warning("producer.process.enable has no effect any more: task producers run in the task's process "
+                "(librdkafka sends outside the GIL)")
 
 
 def _java_order(config: dict[str, str], task_props: Mapping[str, str]) -> dict[str, str]:

@@ -30,7 +30,7 @@ RETRY_BACKOFF_S = 0.1
 
 
 class SourceProducer(Protocol):
-    """What the loop needs of a producer (:mod:`connect.runtime.producer_process` has two)."""
+    """What the loop needs of a producer (librdkafka's or kafka-python's, in :mod:`connect.runtime`)."""
 
     def send(self, topic: str, *, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
              partition: int | None, timestamp_ms: int | None) -> Any:

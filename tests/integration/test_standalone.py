@@ -54,7 +54,7 @@ def test_standalone_files_rest_and_resume(stack: Any, tmp_path: Path) -> None:
         "key.converter=org.apache.kafka.connect.storage.StringConverter\n"
         "value.converter=org.apache.kafka.connect.storage.StringConverter\n"
         f"offset.storage.file.filename={offsets}\noffset.flush.interval.ms=500\n"
-        "producer.process.enable=false\n")  # the in-process producer path
+        "producer.client.library=kafka-python\n")  # the kafka-python producer path
     data, topic = tmp_path / "input.txt", unique("lines-")
     data.write_text("one\ntwo\n")
     props_file = tmp_path / "file-source.properties"
