@@ -22,7 +22,7 @@ from typing import Any
 
 from connect.api.data import STRING, Schema, Struct
 from connect.api.records import Header, SourceRecord
-from connectors.mongodb import extjson
+from connectors.mongodb import extjson, json_writer
 from connectors.mongodb.naming import TopicNaming
 from connectors.mongodb.position import Position, session_txn
 from connectors.mongodb.schemas import (
@@ -124,7 +124,7 @@ class ChangeEventConverter:
             "snapshot": marker, "db": db, "ts_us": now * 1000, "ts_ns": now * 1_000_000, "collection": coll,
             "ord": -1,
         })
-        value = _struct(v_schema, {"after": extjson.strict(doc), "source": source, "op": "r", "ts_ms": now})
+        value = _struct(v_schema, {"after": json_writer.strict(doc), "source": source, "op": "r", "ts_ms": now})
         key = self._key(k_schema, {"_id": doc.get("_id")})
         return SourceRecord(self._partition, dict(offset), topic, None, k_schema, key, v_schema, value, None,
                             self._headers)
@@ -156,7 +156,7 @@ class ChangeEventConverter:
     def _key(schema: Schema, document_key: Mapping[str, Any] | None) -> Struct | None:
         if document_key is None:
             return None
-        return _struct(schema, {"id": extjson.relaxed_key(document_key.get("_id"))})
+        return _struct(schema, {"id": json_writer.relaxed_key(document_key.get("_id"))})
 
     @staticmethod
     def _images(event: Mapping[str, Any], op: str) -> dict[str, Any]:
@@ -165,15 +165,15 @@ class ChangeEventConverter:
         if op == "c":
             full = event.get("fullDocument")
             if full is not None:
-                payload["after"] = extjson.strict(full)
+                payload["after"] = json_writer.strict(full)
         else:
             pre_image = event.get("fullDocumentBeforeChange")
             if pre_image is not None:
-                payload["before"] = extjson.strict(pre_image)
+                payload["before"] = json_writer.strict(pre_image)
             if op == "u":
                 full = event.get("fullDocument")
                 if full is not None:
-                    payload["after"] = extjson.strict(full)
+                    payload["after"] = json_writer.strict(full)
                 description = event.get("updateDescription")
                 if description is not None:
                     payload["updateDescription"] = _update_description(description)
@@ -222,7 +222,7 @@ def _update_description(description: Mapping[str, Any]) -> Struct:
         values["removedFields"] = list(removed)
     updated = description.get("updatedFields")
     if updated is not None:
-        values["updatedFields"] = extjson.relaxed(updated)
+        values["updatedFields"] = json_writer.relaxed(updated)
     truncated = description.get("truncatedArrays")
     if truncated:
         values["truncatedArrays"] = [

@@ -28,7 +28,7 @@ from typing import Any
 import bson
 from bson.errors import BSONError
 
-from connectors.mongodb import extjson
+from connectors.mongodb import json_writer
 
 COLLECTION_ORDER_PREFIX = "transaction_data_collection_order_"
 SNAPSHOT_PROGRESS_KEY = "snapshot_progress"
@@ -187,7 +187,7 @@ def session_txn(event: Mapping[str, Any]) -> tuple[str, int] | None:
     txn_number = event.get("txnNumber")
     if lsid is None or txn_number is None:
         return None
-    return extjson.strict(lsid), int(txn_number)
+    return json_writer.strict(lsid), int(txn_number)
 
 
 def java_string_hash(text: str) -> int:

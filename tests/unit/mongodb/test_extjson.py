@@ -17,6 +17,7 @@ import re
 import unicodedata
 import uuid
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import bson
@@ -27,39 +28,45 @@ from bson.codec_options import CodecOptions, DatetimeConversion
 from bson.datetime_ms import DatetimeMS
 from bson.son import SON
 
-from connectors.mongodb import extjson
+from connectors.mongodb import _extjson, extjson, json_writer
 
 DATA = Path(__file__).parent / "data"
 AUTO: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
 GOLDEN = [json.loads(line) for line in (DATA / "extjson_golden.jsonl").read_text().splitlines() if line]
+# The product's compiled writer (native/, over re-encoded BSON) and the pure-Python reference give the same bytes.
+WRITERS = pytest.mark.parametrize("writer", [json_writer, extjson], ids=["native", "python"])
 
 
 def _decode(case: dict[str, Any], options: CodecOptions[dict[str, Any]] = AUTO) -> dict[str, Any]:
     return bson.decode(base64.b64decode(case["bson"]), codec_options=options)
 
 
+@WRITERS
 @pytest.mark.parametrize("case", GOLDEN, ids=[c["name"] for c in GOLDEN])
-def test_strict_matches_debezium(case: dict[str, Any]) -> None:
-    assert extjson.strict(_decode(case)) == case["strict"]
+def test_strict_matches_debezium(case: dict[str, Any], writer: ModuleType) -> None:
+    assert writer.strict(_decode(case)) == case["strict"]
 
 
+@WRITERS
 @pytest.mark.parametrize("case", GOLDEN, ids=[c["name"] for c in GOLDEN])
-def test_relaxed_matches_driver_default(case: dict[str, Any]) -> None:
-    assert extjson.relaxed(_decode(case)) == case["relaxed"]
+def test_relaxed_matches_driver_default(case: dict[str, Any], writer: ModuleType) -> None:
+    assert writer.relaxed(_decode(case)) == case["relaxed"]
 
 
+@WRITERS
 @pytest.mark.parametrize("case", GOLDEN, ids=[c["name"] for c in GOLDEN])
-def test_relaxed_key_matches_debezium(case: dict[str, Any]) -> None:
-    assert [extjson.relaxed_key(v) for v in _decode(case).values()] == case["keys"]
+def test_relaxed_key_matches_debezium(case: dict[str, Any], writer: ModuleType) -> None:
+    assert [writer.relaxed_key(v) for v in _decode(case).values()] == case["keys"]
 
 
+@WRITERS
 @pytest.mark.parametrize("case", [c for c in GOLDEN if c["name"] in ("uuid_std", "binary", "lsid")])
-def test_uuid_representation_standard_gives_same_output(case: dict[str, Any]) -> None:
+def test_uuid_representation_standard_gives_same_output(case: dict[str, Any], writer: ModuleType) -> None:
     options: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO,
                                                          uuid_representation=UuidRepresentation.STANDARD)
     doc = _decode(case, options)
-    assert extjson.strict(doc) == case["strict"]
-    assert [extjson.relaxed_key(v) for v in doc.values()] == case["keys"]
+    assert writer.strict(doc) == case["strict"]
+    assert [writer.relaxed_key(v) for v in doc.values()] == case["keys"]
 
 
 def test_golden_covers_out_of_range_dates_as_datetime_ms() -> None:
@@ -71,15 +78,16 @@ def test_golden_covers_out_of_range_dates_as_datetime_ms() -> None:
 OID = ObjectId("596e275826f08b2730779e1f")
 
 
-def test_readable_examples() -> None:
+@WRITERS
+def test_readable_examples(writer: ModuleType) -> None:
     doc = SON([("_id", OID), ("name", "Sally"), ("n", Int64(123)), ("i", 7), ("big", 2**40),
                ("d", datetime.datetime(2026, 7, 3, 17, 59, 45, 729000)), ("f", 1.0), ("e", 1e10), ("s", 1e-5),
                ("arr", [1, "x", {}]), ("sub", {"a": None, "b": True})])
-    assert extjson.strict(doc) == (
+    assert writer.strict(doc) == (
         '{"_id": {"$oid": "596e275826f08b2730779e1f"},"name": "Sally","n": {"$numberLong": "123"},"i": 7,'
         '"big": {"$numberLong": "1099511627776"},"d": {"$date": 1783101585729},"f": 1.0,"e": 1.0E10,"s": 1.0E-5,'
         '"arr": [1,"x",{}],"sub": {"a": null,"b": true}}')
-    assert extjson.relaxed(doc) == (
+    assert writer.relaxed(doc) == (
         '{"_id": {"$oid": "596e275826f08b2730779e1f"}, "name": "Sally", "n": 123, "i": 7, "big": 1099511627776, '
         '"d": {"$date": "2026-07-03T17:59:45.729Z"}, "f": 1.0, "e": 1.0E10, "s": 1.0E-5, "arr": [1, "x", {}], '
         '"sub": {"a": null, "b": true}}')
@@ -112,14 +120,16 @@ def test_readable_examples() -> None:
     (float("nan"), '{"$numberDouble": "NaN"}'),
     ((1, 2), "[1,2]"),
 ])
-def test_relaxed_key_values(value: Any, expected: str) -> None:
-    assert extjson.relaxed_key(value) == expected
+@WRITERS
+def test_relaxed_key_values(value: Any, expected: str, writer: ModuleType) -> None:
+    assert writer.relaxed_key(value) == expected
 
 
-def test_strict_special_values() -> None:
+@WRITERS
+def test_strict_special_values(writer: ModuleType) -> None:
     doc = {"nan": float("nan"), "inf": float("inf"), "ninf": float("-inf"), "ts": Timestamp(4294967295, 7),
            "re": Regex("a/b", "mi"), "bin": Binary(b"x", 0x80), "code": Code("f()")}
-    assert extjson.strict(doc) == (
+    assert writer.strict(doc) == (
         '{"nan": NaN,"inf": Infinity,"ninf": -Infinity,"ts": {"$timestamp": {"t": 4294967295,"i": 7}},'
         '"re": {"$regex": "a/b","$options": "im"},"bin": {"$binary": "eA==","$type": "80"},"code": {"$code": "f()"}}')
 
@@ -133,6 +143,7 @@ def test_strict_special_values() -> None:
 ])
 def test_java_double(value: float, expected: str) -> None:
     assert extjson.java_double(value) == expected
+    assert _extjson.java_double(value) == expected
 
 
 def test_string_escaping_of_every_bmp_char_matches_java17_except_newer_unicode() -> None:
@@ -157,6 +168,8 @@ def test_string_escapes() -> None:
 def test_unknown_type_raises() -> None:
     with pytest.raises(TypeError):
         extjson.strict({"a": object()})
+    with pytest.raises(bson.errors.InvalidDocument):
+        json_writer.strict({"a": object()})
 
 
 def _kilobyte_doc() -> dict[str, Any]:
@@ -175,3 +188,4 @@ def _kilobyte_doc() -> dict[str, Any]:
 def test_a_1kb_document_renders_to_about_1kb() -> None:
     # speed is measured in benchmarks/, never asserted here
     assert 700 < len(extjson.strict(_kilobyte_doc())) < 1400
+    assert json_writer.strict(_kilobyte_doc()) == extjson.strict(_kilobyte_doc())

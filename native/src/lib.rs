@@ -1,0 +1,58 @@
+//! BSON -> Extended JSON exactly as Debezium 3.x writes it (the MongoDB Java driver's JsonWriter), for the
+//! MongoDB connector's hot path. The input is a raw BSON document (``RawBSONDocument.raw``, ``bson.encode``), so the
+//! document is never decoded into Python objects. ``connectors/mongodb/extjson.py`` is the reference: for the
+//! BSON pymongo decodes with the connector's codec options the output is the same text, byte for byte.
+
+mod numbers;
+mod strings;
+mod escape_table;
+mod writer;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use writer::{Flavour, Writer};
+
+fn run(raw: &[u8], flavour: Flavour, key: bool) -> PyResult<String> {
+    let mut w = Writer::new(flavour, raw.len());
+    let result = if key { w.first_value(raw) } else { w.top_document(raw) };
+    match result {
+        Ok(()) => Ok(w.finish()),
+        Err(msg) => Err(PyValueError::new_err(format!("invalid BSON: {msg}"))),
+    }
+}
+
+/// Extended JSON v1 STRICT with Debezium's compact layout (``after``/``before``/``lsid``).
+#[pyfunction]
+fn strict(py: Python<'_>, raw: &[u8]) -> PyResult<String> {
+    py.allow_threads(|| run(raw, Flavour::Strict, false))
+}
+
+/// Extended JSON v2 RELAXED with the driver's default layout (``updateDescription.updatedFields``).
+#[pyfunction]
+fn relaxed(py: Python<'_>, raw: &[u8]) -> PyResult<String> {
+    py.allow_threads(|| run(raw, Flavour::RelaxedDefault, false))
+}
+
+/// The first element's value as v2 RELAXED, compact layout: the document key ``id`` of ``{"_id": ...}``.
+#[pyfunction]
+fn relaxed_key(py: Python<'_>, raw: &[u8]) -> PyResult<String> {
+    py.allow_threads(|| run(raw, Flavour::RelaxedCompact, true))
+}
+
+/// Java's ``Double.toString`` (JDK 19+), exposed for tests.
+#[pyfunction]
+fn java_double(value: f64) -> String {
+    let mut out = String::new();
+    numbers::java_double(&mut out, value);
+    out
+}
+
+#[pymodule]
+fn _extjson(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(strict, m)?)?;
+    m.add_function(wrap_pyfunction!(relaxed, m)?)?;
+    m.add_function(wrap_pyfunction!(relaxed_key, m)?)?;
+    m.add_function(wrap_pyfunction!(java_double, m)?)?;
+    Ok(())
+}
