@@ -1,13 +1,22 @@
 # syntax=docker/dockerfile:1
 # The worker image the Helm chart runs (helm/pyconnect: image.repository=pyconnect-mongodb, tag = appVersion):
 #   docker build -t pyconnect-mongodb:0.1.0 .
-# Stage 1 builds the project's wheel and the wheels of its dependencies; stage 2 installs them into a slim
-# Python with no build tools, and runs as an unprivileged user with a read-only root filesystem in mind.
+# Stage 1 builds the project's wheel (with its compiled extension) and the wheels of its dependencies; stage 2
+# installs them into a slim Python with no build tools, and runs as an unprivileged user with a read-only root
+# filesystem in mind.
 
 FROM python:3.11-slim AS build
 ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
+# A Rust toolchain (rustup's minimal profile) and a C linker for native/, the MongoDB connector's compiled
+# Extended JSON writer; they stay in this stage, the runtime image gets only the built wheel.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends ca-certificates curl gcc libc6-dev \
+ && rm -rf /var/lib/apt/lists/* \
+ && curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal --default-toolchain stable
+ENV PATH=/root/.cargo/bin:$PATH
 WORKDIR /src
 COPY pyproject.toml README.md ./
+COPY native ./native
 COPY connect ./connect
 COPY connectors ./connectors
 COPY converters ./converters
