@@ -176,6 +176,6 @@ def connected_admin(settings: Mapping[str, Any], timeout: float = 60.0) -> Kafka
                 cause = catcher.fatal or catcher.last or exc
                 if _fatal(cause) or time.monotonic() >= deadline:
                     detail = " ".join(str(cause).split())
-                    raise ConnectError(f"Cannot connect to {where}: {detail}") from exc
+                    raise ConnectError(f"Cannot reach {where}: {detail}") from exc
     finally:
         manager_log.removeHandler(catcher)

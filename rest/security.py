@@ -3,8 +3,9 @@ settings (PEM files), and HTTP basic authentication as ``BasicAuthSecurityRestEx
 naming a properties file of ``user: password`` lines).
 
 * HTTPS: ``listeners.https.ssl.keystore.location`` (or ``ssl.keystore.location``) is a PEM file holding the
-  certificate chain and the private key (``ssl.keystore.type=PEM``); ``ssl.key.password`` decrypts the key;
-  ``ssl.client.auth=required|requested`` with ``ssl.truststore.location`` (PEM CA bundle) checks clients.
+  certificate chain and the private key (``ssl.keystore.type=PEM``, the default here), or a PKCS12 or JKS store
+  (read in memory); ``ssl.key.password`` decrypts the key; ``ssl.client.auth=required|requested`` with
+  ``ssl.truststore.location`` (a PEM CA bundle, or a PKCS12/JKS truststore) checks clients.
 * Basic auth: ``rest.extension.classes`` lists
   ``org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension``; the JAAS file comes from
   ``-Djava.security.auth.login.config=...`` in ``KAFKA_OPTS`` (as Kafka's scripts pass it) or
@@ -23,7 +24,10 @@ from typing import Any
 
 from connect.api.errors import ConfigError
 from connect.config.properties import load_properties
+from connect.kafka_clients import tls
 
+_STORE_KEYS = ("ssl.keystore.type", "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
+               "ssl.truststore.type", "ssl.truststore.location", "ssl.truststore.password")
 BASIC_AUTH_EXTENSION = "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension"
 
 
@@ -55,12 +59,19 @@ def tls_settings(props: Mapping[str, str], scheme: str) -> TlsSettings | None:
         raise ConfigError("listeners.https.ssl.keystore.location", None,
                           "an https listener needs a PEM keystore (certificate chain and private key)")
     kind = (setting("ssl.keystore.type") or "PEM").upper()
-    if kind != "PEM":
-        raise ConfigError("ssl.keystore.type", kind, "only PEM keystores can be read here; convert JKS/PKCS12 to PEM")
+    password = setting("ssl.key.password") or setting("ssl.keystore.password")
+    stores = {key: value for key in _STORE_KEYS if (value := setting(key))}
+    if kind != "PEM":  # JKS or PKCS12: read in memory, handed to uvicorn as a memory-backed PEM file
+        material = tls.key_material(stores)
+        assert material is not None
+        pem, password = tls.pem_key_and_chain(*material)
+        location = tls.lasting_memory_file(pem)
+    ca_certs = setting("ssl.truststore.location")
+    if ca_certs and (setting("ssl.truststore.type") or "PEM").upper() != "PEM":
+        ca_certs = tls.lasting_memory_file(tls.pem_certificates(tls.trusted_certificates(stores) or []))
     client_auth = (setting("ssl.client.auth") or "none").lower()
     reqs = {"required": ssl.CERT_REQUIRED, "requested": ssl.CERT_OPTIONAL}.get(client_auth, ssl.CERT_NONE)
-    return TlsSettings(location, setting("ssl.key.password") or setting("ssl.keystore.password"),
-                       setting("ssl.truststore.location"), reqs)
+    return TlsSettings(location, password, ca_certs, reqs)
 
 
 def _jaas_path(env: Mapping[str, str]) -> str | None:

@@ -162,6 +162,35 @@ def _memory_file(data: bytes) -> Iterator[str]:
         yield f.name
 
 
+_kept_open: list[int] = []
+
+
+def lasting_memory_file(data: bytes) -> str:
+    """A path to ``data`` for the life of the process, for readers that want a file (uvicorn's certificate):
+    a memfd where possible, else a private temporary file."""
+    if hasattr(os, "memfd_create") and os.path.isdir("/proc/self/fd"):
+        fd = os.memfd_create("rest-tls", 0)
+        os.write(fd, data)
+        _kept_open.append(fd)
+        return f"/proc/self/fd/{fd}"
+    handle, path = tempfile.mkstemp(prefix="rest-tls-", suffix=".pem")
+    os.write(handle, data)
+    os.close(handle)
+    return path
+
+
+def pem_key_and_chain(private: Any, chain: list[x509.Certificate]) -> tuple[bytes, str]:
+    """The key (encrypted with a fresh one-time password) and its chain as one PEM, and that password."""
+    one_time = secrets.token_urlsafe(24)
+    pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.BestAvailableEncryption(one_time.encode()))
+    return pem + b"".join(c.public_bytes(serialization.Encoding.PEM) for c in chain), one_time
+
+
+def pem_certificates(certs: list[x509.Certificate]) -> bytes:
+    return b"".join(c.public_bytes(serialization.Encoding.PEM) for c in certs)
+
+
 def ssl_context(settings: Mapping[str, Any]) -> ssl.SSLContext:
     """The client-side TLS context Java's ``ssl.*`` settings describe."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
@@ -182,17 +211,13 @@ def ssl_context(settings: Mapping[str, Any]) -> ssl.SSLContext:
     if trusted is None:
         ctx.load_default_certs()
     else:
-        ctx.load_verify_locations(cadata="".join(
-            c.public_bytes(serialization.Encoding.PEM).decode() for c in trusted))
+        ctx.load_verify_locations(cadata=pem_certificates(trusted).decode())
     material = key_material(settings)
     if material is not None:
         private, chain = material
         if not chain:
             raise ConfigError("ssl.keystore.location", None, "the keystore holds no certificate for its key")
-        one_time = secrets.token_urlsafe(24)
-        pem = private.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                    serialization.BestAvailableEncryption(one_time.encode()))
-        pem += b"".join(c.public_bytes(serialization.Encoding.PEM) for c in chain)
+        pem, one_time = pem_key_and_chain(private, chain)
         with _memory_file(pem) as path:
             try:
                 ctx.load_cert_chain(path, password=one_time)

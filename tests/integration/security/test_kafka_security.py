@@ -171,7 +171,7 @@ def test_a_wrong_password_stops_the_worker_at_once(secure_kafka: SecureKafkaBrok
     code, output = run_failing_worker(props, tmp_path)
     errors = [line for line in output.splitlines() if "Stopping due to error" in line]
     assert code != 0 and len(errors) == 1, output[-3000:]
-    assert "Cannot connect to Kafka at" in errors[0] and "Authentication failed" in errors[0], errors[0]
+    assert "Cannot reach Kafka at" in errors[0] and "Authentication failed" in errors[0], errors[0]
     assert "not-the-password" not in output
 
 

@@ -18,7 +18,7 @@ import pytest
 
 import stack as stack_mod
 from stack import StackEndpoints
-from stack.pki import Pki, make_pki
+from stack.pki import PASSWORD, Pki, make_pki
 from stack.worker import ConnectWorker, distributed_properties
 from tests.integration.support import unique
 
@@ -55,11 +55,16 @@ def https_workers(stack: StackEndpoints, pki: Pki, tmp_path: Path) -> Iterator[l
     workers = []
     for i in range(2):
         port = stack_mod.free_port()
+        # one worker's listener has a PEM keystore and truststore, the other's PKCS12 ones
+        stores = {"listeners.https.ssl.keystore.type": "PEM", "listeners.https.ssl.keystore.location": str(keystore),
+                  "listeners.https.ssl.truststore.type": "PEM",
+                  "listeners.https.ssl.truststore.location": str(pki.ca_pem)} if i == 0 else {
+            "listeners.https.ssl.keystore.type": "PKCS12", "listeners.https.ssl.keystore.location": str(pki.broker_p12),
+            "listeners.https.ssl.keystore.password": PASSWORD, "listeners.https.ssl.truststore.type": "PKCS12",
+            "listeners.https.ssl.truststore.location": str(pki.truststore_p12),
+            "listeners.https.ssl.truststore.password": PASSWORD}
         props = distributed_properties(stack.kafka_bootstrap, port, group_id=group, extra={
-            "listeners": f"https://127.0.0.1:{port}", "rest.advertised.listener": "https",
-            "listeners.https.ssl.keystore.type": "PEM", "listeners.https.ssl.keystore.location": str(keystore),
-            "listeners.https.ssl.truststore.type": "PEM", "listeners.https.ssl.truststore.location": str(pki.ca_pem),
-        })
+            "listeners": f"https://127.0.0.1:{port}", "rest.advertised.listener": "https", **stores})
         workers.append(HttpsWorker(tmp_path / f"worker-{i}", port, props, pki.ca_pem))
     try:
         for worker in workers:
