@@ -53,6 +53,9 @@ def _oauthbearer(settings: Mapping[str, Any]) -> dict[str, str]:
         scope = options.get("scope") or settings.get("sasl.oauthbearer.scope")
         if scope:
             config["sasl.oauthbearer.scope"] = str(scope)
+        trusted = tls.trusted_certificates(settings) if url.lower().startswith("https:") else None
+        if trusted is not None:  # the token endpoint's TLS trusts the client's truststore, as in Kafka
+            config["https.ca.pem"] = tls.pem_certificates(trusted).decode()
     else:
         claims = [f"principal={options['unsecuredLoginStringClaim_sub']}"]
         if options.get("unsecuredLoginLifetimeSeconds"):

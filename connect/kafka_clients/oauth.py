@@ -8,14 +8,17 @@ handlers get them:
 * no handler and no endpoint: Kafka's default ``OAuthBearerUnsecuredLoginCallbackHandler``, an unsigned JWT built
   from the ``unsecuredLoginStringClaim_sub`` (and ``unsecuredLoginLifetimeSeconds``) options, for test clusters.
 
-``extension_<name>`` JAAS options become SASL extensions. Tokens are reused until 80 % of their lifetime has
-passed; one provider per endpoint and client id is shared by every client of the process.
+``extension_<name>`` JAAS options become SASL extensions. An ``https`` token endpoint is trusted with the client's
+``ssl.truststore.*`` settings when there are some (as Kafka's token retriever does), else the system's CAs.
+Tokens are reused until 80 % of their lifetime has passed; one provider per endpoint and client id is shared by
+every client of the process.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import ssl
 import threading
 import time
 import urllib.error
@@ -27,6 +30,7 @@ from typing import Any
 from kafka.net.sasl.oauth import AbstractTokenProvider
 
 from connect.api.errors import ConfigError
+from connect.kafka_clients import tls
 
 LOGIN_HANDLERS = (
     "org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler",
@@ -70,10 +74,10 @@ class ClientCredentialsProvider(_CachingProvider):
     """Tokens from an OAuth token endpoint with the client-credentials grant (or a token file)."""
 
     def __init__(self, url: str, client_id: str | None, client_secret: str | None, scope: str | None,
-                 extensions: Mapping[str, str], timeout: float = 10.0) -> None:
+                 extensions: Mapping[str, str], timeout: float = 10.0, context: ssl.SSLContext | None = None) -> None:
         super().__init__(extensions)
         self._url, self._client_id, self._secret, self._scope = url, client_id, client_secret, scope
-        self._timeout = timeout
+        self._timeout, self._context = timeout, context
 
     def __repr__(self) -> str:
         return f"ClientCredentialsProvider({self._url!r}, client_id={self._client_id!r})"
@@ -93,7 +97,7 @@ class ClientCredentialsProvider(_CachingProvider):
             "Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json",
             "Cache-Control": "no-cache"})
         try:
-            with urllib.request.urlopen(request, timeout=self._timeout) as response:
+            with urllib.request.urlopen(request, timeout=self._timeout, context=self._context) as response:
                 answer = json.loads(response.read())
         except urllib.error.HTTPError as exc:
             raise ConnectionError(f"OAuth token endpoint {self._url} answered {exc.code} {exc.reason}") from exc
@@ -152,10 +156,15 @@ def token_provider(settings: Mapping[str, Any], options: Mapping[str, str]) -> A
             raise ConfigError("sasl.jaas.config", None, "the OAuth client-credentials flow needs the clientId and "
                                                         "clientSecret options")
         timeout = float(settings.get("sasl.login.read.timeout.ms") or 10_000) / 1000
-        key: tuple[str, ...] = ("cc", url, str(client_id), str(scope), json.dumps(extensions, sort_keys=True))
+        # as Kafka's token retriever, an https endpoint is trusted with the client's own ssl.* settings
+        tls_settings = {k: str(v) for k, v in settings.items() if k.startswith("ssl.")}
+        context = tls.ssl_context(tls_settings) if url.lower().startswith("https:") and any(
+            k.startswith("ssl.truststore.") for k in tls_settings) else None
+        key: tuple[str, ...] = ("cc", url, str(client_id), str(scope), json.dumps(extensions, sort_keys=True),
+                                json.dumps(tls_settings, sort_keys=True))
         factory: Any = lambda: ClientCredentialsProvider(  # noqa: E731
             url, str(client_id) if client_id else None, str(secret) if secret else None,
-            str(scope) if scope else None, extensions, timeout)
+            str(scope) if scope else None, extensions, timeout, context)
     elif handler in LOGIN_HANDLERS:
         raise ConfigError("sasl.oauthbearer.token.endpoint.url", None,
                           f"{handler} needs the token endpoint URL")

@@ -96,7 +96,9 @@ def security_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
     kwargs: dict[str, Any] = {"security_protocol": protocol}
     uses_ssl, uses_sasl = protocol.endswith("SSL"), protocol.startswith("SASL")
     ssl_keys = sorted(k for k in settings if k.startswith("ssl.") and k not in _SSL_INERT and _str(settings, k))
-    if ssl_keys and not uses_ssl:
+    oauth_over_https = _str(settings, "sasl.mechanism").upper() == "OAUTHBEARER" and _str(
+        settings, "sasl.oauthbearer.token.endpoint.url").lower().startswith("https:")
+    if ssl_keys and not uses_ssl and not oauth_over_https:  # (the token endpoint's TLS takes them too)
         raise ConfigError(ssl_keys[0], None, f"security.protocol={protocol} does not use TLS: set "
                                              "security.protocol=SSL or SASL_SSL, or remove the ssl.* settings")
     sasl_keys = sorted(k for k in ("sasl.mechanism", "sasl.jaas.config") if _str(settings, k))

@@ -18,7 +18,7 @@ import pytest
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer
 
 from connect.api.errors import ConfigError
-from connect.kafka_clients import jks, oauth, settings
+from connect.kafka_clients import jks, librdkafka, oauth, settings
 from connect.kafka_clients.settings import client_kwargs
 from connect.kafka_clients.tls import key_material, ssl_context, trusted_certificates
 from stack.pki import PASSWORD, Pki, make_pki
@@ -306,3 +306,28 @@ def test_secrets_never_reach_an_error(pki: Path) -> None:
     error = refused({"security.protocol": "SASL_SSL", "sasl.mechanism": "PLAIN",
                      "sasl.jaas.config": f'{PLAIN} required username="a" password="{SECRET}" oops;'})
     assert "[hidden]" in str(error)
+
+
+@pytest.fixture
+def https_token_endpoint(pki: Pki) -> Iterator[str]:
+    _TokenEndpoint.requests = []
+    server = HTTPServer(("127.0.0.1", 0), _TokenEndpoint)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(str(pki.dir / "broker.pem"), str(pki.dir / "broker.key"))
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"https://127.0.0.1:{server.server_address[1]}/token"
+    server.shutdown()
+    oauth._providers.clear()
+
+
+def test_an_https_token_endpoint_is_trusted_with_the_clients_truststore(https_token_endpoint: str, pki: Pki) -> None:
+    props = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "OAUTHBEARER",
+             "sasl.oauthbearer.token.endpoint.url": https_token_endpoint,
+             "sasl.jaas.config": f'{OAUTH} required clientId="c" clientSecret="{SECRET}";'}
+    with pytest.raises(ConnectionError, match="CERTIFICATE_VERIFY_FAILED"):
+        kwargs(props)["sasl_oauth_token_provider"].token()
+    trusted = {**props, "ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki.ca_pem)}
+    assert kwargs(trusted)["sasl_oauth_token_provider"].token() == "token-1", "ssl.* allowed with SASL_PLAINTEXT"
+    assert "BEGIN CERTIFICATE" in librdkafka.security_config(trusted)["https.ca.pem"]
