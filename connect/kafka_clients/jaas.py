@@ -150,3 +150,50 @@ def parse_client(text: str) -> LoginModule:
     if len(modules) != 1:
         raise JaasError(f"JAAS config property contains {len(modules)} login modules, should be 1 module")
     return modules[0]
+
+
+def file_section(text: str, name: str) -> str | None:
+    """The entries of section ``name`` of a JAAS file (``Name { <entries> };``), as a ``sasl.jaas.config``
+    string; None when the file has no such section. Comments and quoted strings are skipped while looking."""
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch in "\"'":
+            end = text.find(ch, i + 1)
+            i = n if end < 0 else end + 1
+        elif text.startswith("//", i):
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        elif _is_word(ch):
+            j = i
+            while j < n and (_is_word(text[j]) or _is_number(text[j])):
+                j += 1
+            word, k = text[i:j], j
+            while k < n and text[k].isspace():
+                k += 1
+            if k < n and text[k] == "{":
+                body_end = _section_end(text, k + 1)
+                if word == name:
+                    return text[k + 1:body_end]
+                i = body_end + 1
+            else:
+                i = j
+        else:
+            i += 1
+    return None
+
+
+def _section_end(text: str, start: int) -> int:
+    i, n = start, len(text)
+    while i < n and text[i] != "}":
+        if text[i] in "\"'":
+            end = text.find(text[i], i + 1)
+            i = n if end < 0 else end + 1
+        else:
+            i += 1
+    if i >= n:
+        raise JaasError("JAAS file section not closed by '}'")
+    return i

@@ -14,7 +14,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 
 from connect.kafka_clients import jaas, oauth, tls
-from connect.kafka_clients.settings import security_kwargs
+from connect.kafka_clients.settings import jaas_config, security_kwargs
 
 
 def security_config(settings: Mapping[str, Any]) -> dict[str, str]:
@@ -37,7 +37,7 @@ def security_config(settings: Mapping[str, Any]) -> dict[str, str]:
 
 
 def _oauthbearer(settings: Mapping[str, Any]) -> dict[str, str]:
-    options = jaas.parse_client(str(settings["sasl.jaas.config"])).options
+    options = jaas.parse_client(jaas_config(settings)).options
     extensions = ",".join(f"{k[len('extension_'):]}={v}" for k, v in options.items() if k.startswith("extension_"))
     url = str(settings.get("sasl.oauthbearer.token.endpoint.url") or "")
     handler = str(settings.get("sasl.login.callback.handler.class") or "")

@@ -13,6 +13,8 @@ Nothing here logs or raises a setting's value when it may be a secret.
 from __future__ import annotations
 
 import logging
+import os
+import re
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -129,16 +131,41 @@ def _unsupported_security_key(key: str, settings: Mapping[str, Any]) -> None:
     warn_once(key, "kafka-python has no such setting; its default is used")
 
 
+def jaas_config(settings: Mapping[str, Any]) -> str:
+    """``sasl.jaas.config``, else the static JAAS file's ``KafkaClient`` section, else empty."""
+    return _str(settings, "sasl.jaas.config") or _static_jaas_client()
+
+
+def _static_jaas_client() -> str:
+    """Java's fallback when ``sasl.jaas.config`` is not set: the ``KafkaClient`` section of the JAAS file named by
+    ``-Djava.security.auth.login.config`` (in ``KAFKA_OPTS``, as Kafka's scripts pass it)."""
+    found = re.search(r"-Djava\.security\.auth\.login\.config=(\S+)", os.environ.get("KAFKA_OPTS", ""))
+    if not found:
+        return ""
+    path = found.group(1).strip("\"'")
+    try:
+        with open(path, encoding="utf-8") as f:
+            section = jaas.file_section(f.read(), "KafkaClient")
+    except OSError as exc:
+        raise ConfigError("java.security.auth.login.config", path, f"cannot read the JAAS file: {exc}") from exc
+    except jaas.JaasError as exc:
+        raise ConfigError("java.security.auth.login.config", path, str(exc)) from exc
+    if section is None:
+        raise ConfigError("java.security.auth.login.config", path, "the JAAS file has no KafkaClient section")
+    return section
+
+
 def _sasl_kwargs(settings: Mapping[str, Any]) -> dict[str, Any]:
     mechanism = (_str(settings, "sasl.mechanism") or "GSSAPI").upper()
     if mechanism not in MECHANISMS:
         raise ConfigError("sasl.mechanism", mechanism, f"supported: {', '.join(MECHANISMS)}"
                           + (" (GSSAPI is Kafka's default when sasl.mechanism is not set)"
                              if mechanism == "GSSAPI" else ""))
-    text = _str(settings, "sasl.jaas.config")
+    text = jaas_config(settings)
     if not text:
-        raise ConfigError("sasl.jaas.config", None, f"sasl.mechanism={mechanism} needs sasl.jaas.config "
-                                                    "(a static JAAS file is not read)")
+        raise ConfigError("sasl.jaas.config", None, f"sasl.mechanism={mechanism} needs sasl.jaas.config (or a "
+                                                    "KafkaClient section in the -Djava.security.auth.login.config "
+                                                    "file of KAFKA_OPTS)")
     try:
         module = jaas.parse_client(text)
     except jaas.JaasError as exc:

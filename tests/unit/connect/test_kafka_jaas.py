@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from connect.kafka_clients.jaas import JaasError, parse, parse_client
+from connect.kafka_clients.jaas import JaasError, file_section, parse, parse_client
 
 PLAIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
 
@@ -72,3 +72,15 @@ def test_several_modules_parse_for_a_jaas_file() -> None:
 def test_repr_hides_option_values() -> None:
     module = parse_client(f'{PLAIN} required username="alice" password="top-secret";')
     assert "top-secret" not in repr(module) and "alice" not in repr(module) and "password" in repr(module)
+
+
+def test_a_jaas_file_section() -> None:
+    text = ('// the broker\'s and the client\'s logins\nKafkaServer {\n  ' + PLAIN + ' required username="admin" '
+            'password="x}y";\n};\n/* KafkaClient { not this one }; */\nKafkaClient {\n  ' + PLAIN +
+            ' required\n  username="alice"\n  password="alice-secret";\n};\n')
+    section = file_section(text, "KafkaClient")
+    assert section is not None
+    assert parse_client(section).options == {"username": "alice", "password": "alice-secret"}
+    assert file_section(text, "Client") is None
+    with pytest.raises(JaasError, match="not closed"):
+        file_section("KafkaClient { x required;", "KafkaClient")

@@ -331,3 +331,17 @@ def test_an_https_token_endpoint_is_trusted_with_the_clients_truststore(https_to
     trusted = {**props, "ssl.truststore.type": "PEM", "ssl.truststore.location": str(pki.ca_pem)}
     assert kwargs(trusted)["sasl_oauth_token_provider"].token() == "token-1", "ssl.* allowed with SASL_PLAINTEXT"
     assert "BEGIN CERTIFICATE" in librdkafka.security_config(trusted)["https.ca.pem"]
+
+
+def test_without_sasl_jaas_config_the_static_jaas_files_kafka_client_section_is_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    jaas_file = tmp_path / "client_jaas.conf"
+    jaas_file.write_text(f'KafkaClient {{\n  {SCRAM} required username="carol" password="{SECRET}";\n}};\n')
+    monkeypatch.setenv("KAFKA_OPTS", f"-Xmx1g -Djava.security.auth.login.config={jaas_file}")
+    props = {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-256"}
+    got = kwargs(props)
+    assert (got["sasl_plain_username"], got["sasl_plain_password"]) == ("carol", SECRET)
+    assert librdkafka.security_config(props)["sasl.username"] == "carol"
+    jaas_file.write_text("Client { x required; };")
+    error = refused(props)
+    assert error.name == "java.security.auth.login.config" and "no KafkaClient section" in error.reason
