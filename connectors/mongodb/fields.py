@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from connect.api.errors import DataError
+from connectors.mongodb.streaming.raw_events import plain
 
 _DROP = object()
 
@@ -52,7 +53,7 @@ class CollectionFields:
         for key in ("fullDocument", "fullDocumentBeforeChange"):
             value = out.get(key)
             if isinstance(value, Mapping):
-                out[key] = self.document(value)
+                out[key] = self.document(plain(value))  # a raw image is decoded to apply the rules
         description = out.get("updateDescription")
         if isinstance(description, Mapping):
             out["updateDescription"] = self._description(description)

@@ -26,6 +26,7 @@ from connectors.mongodb.streaming.fetcher import POSITION, ChangeStreamFetcher
 from connectors.mongodb.streaming.heartbeat import Heartbeat
 from connectors.mongodb.streaming.metrics import StreamingMetrics
 from connectors.mongodb.streaming.pipeline import FragmentMerger, build_pipeline
+from connectors.mongodb.streaming.raw_events import Decoder, watch_raw
 from connectors.mongodb.streaming.signal_dispatch import SignalDispatcher
 from connectors.mongodb.streaming.transactions import TransactionMonitor, transaction_id
 
@@ -136,13 +137,14 @@ class StreamCapture:
         self._fetcher = ChangeStreamFetcher.open(self._open_stream, self.config.max_queue_size, self.label)
         self.metrics.connected = True
 
-    def _open_stream(self) -> Any:
+    def _open_stream(self) -> tuple[Any, Decoder]:
+        """The change stream, read as raw BSON (document images stay bytes), and the decoder of its events."""
         options = stream_options(self.config)
         if self.resume_token is not None:
             options["resume_after"] = self.resume_token
         elif self.start_at is not None:
             options["start_at_operation_time"] = self.start_at
-        return watch_target(self.client, self.config).watch(build_pipeline(self.config.capture), **options)
+        return watch_raw(watch_target(self.client, self.config), build_pipeline(self.config.capture), **options)
 
     def queued(self) -> int:
         """Events read ahead and not taken yet."""

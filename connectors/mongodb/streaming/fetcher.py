@@ -2,7 +2,9 @@
 ``BufferingChangeStreamCursor``): the next ``getMore`` travels while the task converts the previous batch.
 
 Events cross the queue in lists (one per server batch, at most ``chunk`` events), not one by one: a queue
-hand-off per event cost more than decoding the event.
+hand-off per event cost more than decoding the event. A stream read as raw BSON comes with a
+:class:`~connectors.mongodb.streaming.raw_events.Decoder`, applied here, off the task's thread: events leave as
+dicts whose document images are still raw.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from pymongo.errors import PyMongoError
+
+from connectors.mongodb.streaming.raw_events import Decoder
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +38,9 @@ def _buffered(stream: Any) -> bool:
 class ChangeStreamFetcher:
     """One change stream, read ahead into at most about ``capacity`` events."""
 
-    def __init__(self, stream: Any, capacity: int, name: str) -> None:
+    def __init__(self, stream: Any, capacity: int, name: str, decoder: Decoder | None = None) -> None:
         self._stream = stream
+        self._decoder = decoder
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=max(2, capacity // CHUNK))
         self._pending: deque[Any] = deque()
         self._stop = threading.Event()
@@ -44,24 +49,30 @@ class ChangeStreamFetcher:
         self._thread = threading.Thread(target=self._run, name=f"{name}-fetcher", daemon=True)
 
     @classmethod
-    def open(cls, open_stream: Callable[[], Any], capacity: int, name: str) -> ChangeStreamFetcher:
-        """Open the stream on the calling thread (so connection errors surface there), then read ahead."""
-        fetcher = cls(open_stream(), capacity, name)
+    def open(cls, open_stream: Callable[[], tuple[Any, Decoder | None]], capacity: int,
+             name: str) -> ChangeStreamFetcher:
+        """Open the stream on the calling thread (so connection errors surface there), then read ahead.
+        ``open_stream`` gives the stream and, for a raw BSON one, the decoder of its events."""
+        stream, decoder = open_stream()
+        fetcher = cls(stream, capacity, name, decoder)
         fetcher._thread.start()
         return fetcher
 
     def _run(self) -> None:
         batch: list[dict[str, Any]] = []
         marked: Any = None
+        decoder = self._decoder
         try:
             while not self._stop.is_set():
                 event = self._stream.try_next()
                 if event is not None:
-                    batch.append(event)
+                    batch.append(event if decoder is None else decoder.event(event))
                     if len(batch) < CHUNK and _buffered(self._stream):
                         continue
                 else:
                     token = self._stream.resume_token
+                    if decoder is not None:
+                        token = decoder.token(token)
                     if token is not None and token != marked:
                         batch.append({POSITION: token})
                         marked = token

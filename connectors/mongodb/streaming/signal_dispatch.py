@@ -25,6 +25,7 @@ from connectors.mongodb.event_converter import ChangeEventConverter
 from connectors.mongodb.position import Position
 from connectors.mongodb.snapshot.incremental import IncrementalSnapshot
 from connectors.mongodb.streaming import signals
+from connectors.mongodb.streaming.raw_events import plain
 from connectors.mongodb.streaming.signals import Signal, SignalError, SnapshotRequest
 
 log = logging.getLogger(__name__)
@@ -73,7 +74,7 @@ class SignalDispatcher:
         ns = event.get("ns") or {}
         if self._settings.data_collection and event.get("operationType") == "insert" \
                 and f"{ns.get('db')}.{ns.get('coll')}" == self._settings.data_collection:
-            doc = event.get("fullDocument") or {}
+            doc = plain(event.get("fullDocument") or {})
             if doc.get("type") not in WATERMARK_TYPES:
                 self._safely(lambda: signals.from_document(doc), "signal collection")
         if self.incremental is None:

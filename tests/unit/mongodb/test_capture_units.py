@@ -3,9 +3,14 @@ grouping: the pure parts of the capture."""
 
 from __future__ import annotations
 
+import uuid
 from typing import Any
 
+import bson
 import pytest
+from bson.binary import UuidRepresentation
+from bson.codec_options import CodecOptions
+from bson.raw_bson import RawBSONDocument
 from pymongo.errors import AutoReconnect, OperationFailure
 
 from connect.api.errors import DataError
@@ -23,6 +28,7 @@ from connectors.mongodb.fields import FieldSelector
 from connectors.mongodb.position import java_hashmap_order, java_string_hash
 from connectors.mongodb.sharding import Shard, group, task_configs
 from connectors.mongodb.streaming.pipeline import FragmentMerger, build_pipeline
+from connectors.mongodb.streaming.raw_events import IMAGES, Decoder
 from connectors.mongodb.streaming.transactions import (
     TransactionMonitor,
     transaction_id,
@@ -154,3 +160,29 @@ def test_fatal_message_names_the_oversize_setting() -> None:
     assert text.startswith("[c-0] An exception occurred in the change event producer. This connector will be stopped.")
     assert "cursor.oversize.handling.mode=split" in text
     assert "oversize" not in fatal_message("c-0", OperationFailure("other", 2))
+
+
+def test_field_rules_apply_to_raw_images() -> None:
+    # the change stream keeps images as raw BSON; the rules decode them first
+    fields = FieldSelector(["db.c.secret"], [("db.c.name", "full_name")]).for_collection("db", "c")
+    assert fields is not None
+    raw = RawBSONDocument(bson.encode({"_id": 1, "name": "x", "secret": 2, "sub": {"a": 1}}))
+    event = fields.event({"fullDocument": raw, "fullDocumentBeforeChange": None})
+    assert event["fullDocument"] == {"_id": 1, "full_name": "x", "sub": {"a": 1}}
+    assert type(event["fullDocument"]["sub"]) is dict
+
+
+def test_raw_event_decoder_keeps_only_the_images_raw() -> None:
+    options: CodecOptions[dict[str, Any]] = CodecOptions(uuid_representation=UuidRepresentation.STANDARD)
+    change = {"_id": {"_data": "82"}, "operationType": "update", "ns": {"db": "d", "coll": "c"},
+              "documentKey": {"_id": uuid.UUID(int=5)}, "fullDocument": {"_id": uuid.UUID(int=5), "a": [1]},
+              "fullDocumentBeforeChange": {"_id": uuid.UUID(int=5)},
+              "updateDescription": {"updatedFields": {"a": [1]}, "removedFields": [], "truncatedArrays": []}}
+    raw = RawBSONDocument(bson.encode(change, codec_options=options),
+                          options.with_options(document_class=RawBSONDocument))
+    decoder = Decoder(options)
+    event = decoder.event(raw)
+    assert [type(event[k]) for k in ("fullDocument", "fullDocumentBeforeChange")] == [RawBSONDocument] * 2
+    assert {k: v for k, v in event.items() if k not in IMAGES} == {k: v for k, v in change.items() if k not in IMAGES}
+    assert type(event["updateDescription"]["updatedFields"]) is dict
+    assert decoder.token(RawBSONDocument(bson.encode({"_data": "83"}))) == {"_data": "83"}

@@ -1,0 +1,101 @@
+"""Change streams read as raw BSON: the event's small parts are decoded as before, its document images are not.
+
+``fullDocument`` and ``fullDocumentBeforeChange`` (most of an event's bytes) stay
+:class:`~bson.raw_bson.RawBSONDocument`: the compiled writer (:mod:`connectors.mongodb.json_writer`) writes them
+from their bytes, so they are never turned into Python objects. Everything else of the event (``_id``, ``ns``,
+``documentKey``, ``updateDescription``, ``lsid``, ...) is a ``dict`` as pymongo decodes it with the client's codec
+options. What needs an image's fields decodes it where it needs them (:func:`plain`): field excludes/renames, the
+signal collection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import bson
+from bson.binary import UuidRepresentation
+from bson.codec_options import CodecOptions
+from bson.raw_bson import RawBSONDocument
+from pymongo import MongoClient
+from pymongo.synchronous.change_stream import ClusterChangeStream
+
+__all__ = ["IMAGES", "Decoder", "plain", "watch_raw"]
+
+IMAGES = frozenset(("fullDocument", "fullDocumentBeforeChange"))
+"""The event fields kept as RawBSONDocument."""
+
+
+_PLAIN: CodecOptions[dict[str, Any]] = CodecOptions(uuid_representation=UuidRepresentation.STANDARD)
+"""The connector's clients' decoding (connection.client_options)."""
+
+
+def plain(doc: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``doc`` decoded into dicts if it is a RawBSONDocument, as the connector's clients decode documents."""
+    if type(doc) is RawBSONDocument:
+        decoded: dict[str, Any] = bson.decode(doc.raw, codec_options=_PLAIN)
+        return decoded
+    return doc
+
+
+class Decoder:
+    """Turns the raw events of one stream into the connector's events (a dict; images left raw)."""
+
+    def __init__(self, options: CodecOptions[Any]) -> None:
+        self._options: CodecOptions[dict[str, Any]] = options.with_options(document_class=dict)
+
+    def event(self, raw: Mapping[str, Any]) -> dict[str, Any]:
+        """The event ``raw`` with every field but the images decoded."""
+        if type(raw) is not RawBSONDocument:
+            return dict(raw)
+        options = self._options
+        event: dict[str, Any] = {}
+        for key, value in raw.items():
+            if type(value) is RawBSONDocument and key not in IMAGES:
+                value = bson.decode(value.raw, codec_options=options)
+            elif type(value) is list:
+                value = bson.decode(bson.encode({"v": value}), codec_options=options)["v"]
+            event[key] = value
+        return event
+
+    def token(self, token: Any) -> Any:
+        """A resume token as a dict (the stream hands out RawBSONDocuments)."""
+        if type(token) is RawBSONDocument:
+            return bson.decode(token.raw, codec_options=self._options)
+        return token
+
+
+_STREAM_OPTIONS = frozenset(("full_document", "resume_after", "max_await_time_ms", "batch_size",
+                             "start_at_operation_time", "start_after", "full_document_before_change"))
+
+
+def watch_raw(target: Any, pipeline: list[dict[str, Any]], **options: Any) -> tuple[Any, Decoder]:
+    """``target.watch(pipeline, **options)`` returning RawBSONDocument events, and their decoder.
+
+    A collection or database is re-read with ``document_class=RawBSONDocument``; for a client (``capture.scope``
+    deployment) the cluster-wide stream is built as ``MongoClient.watch`` builds it, on an ``admin`` database
+    with those codec options (a client's codec options cannot be changed after it is made).
+    """
+    unknown = set(options) - _STREAM_OPTIONS
+    if unknown:
+        raise ValueError(f"watch options not passed on by watch_raw: {sorted(unknown)}")
+    raw_options = target.codec_options.with_options(document_class=RawBSONDocument)
+    decoder = Decoder(target.codec_options)
+    if not isinstance(target, MongoClient):
+        return target.with_options(codec_options=raw_options).watch(pipeline, **options), decoder
+    stream: ClusterChangeStream[Any] = ClusterChangeStream(
+        target.admin.with_options(codec_options=raw_options),
+        pipeline,
+        options.get("full_document"),
+        options.get("resume_after"),
+        options.get("max_await_time_ms"),
+        options.get("batch_size"),
+        None,  # collation
+        options.get("start_at_operation_time"),
+        None,  # session
+        options.get("start_after"),
+        None,  # comment
+        options.get("full_document_before_change"),
+    )
+    stream._initialize_cursor()
+    return stream, decoder
