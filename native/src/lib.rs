@@ -10,6 +10,7 @@ mod writer;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use writer::{Flavour, Writer};
 
@@ -40,6 +41,19 @@ fn relaxed_key(py: Python<'_>, raw: &[u8]) -> PyResult<String> {
     py.allow_threads(|| run(raw, Flavour::RelaxedCompact, true))
 }
 
+/// A change event's BSON split into (the event without its images, ``fullDocument``, ``fullDocumentBeforeChange``),
+/// each image being the bytes of an embedded document or None.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn split_images<'py>(
+    py: Python<'py>,
+    raw: &[u8],
+) -> PyResult<(Bound<'py, PyBytes>, Option<Bound<'py, PyBytes>>, Option<Bound<'py, PyBytes>>)> {
+    let (rest, full, before) =
+        writer::split_images(raw).map_err(|msg| PyValueError::new_err(format!("invalid BSON: {msg}")))?;
+    Ok((PyBytes::new(py, &rest), full.map(|b| PyBytes::new(py, b)), before.map(|b| PyBytes::new(py, b))))
+}
+
 /// Java's ``Double.toString`` (JDK 19+), exposed for tests.
 #[pyfunction]
 fn java_double(value: f64) -> String {
@@ -53,6 +67,7 @@ fn _extjson(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(strict, m)?)?;
     m.add_function(wrap_pyfunction!(relaxed, m)?)?;
     m.add_function(wrap_pyfunction!(relaxed_key, m)?)?;
+    m.add_function(wrap_pyfunction!(split_images, m)?)?;
     m.add_function(wrap_pyfunction!(java_double, m)?)?;
     Ok(())
 }

@@ -426,3 +426,29 @@ fn iso_millis(out: &mut String, millis: i64) {
     }
     out.push('Z');
 }
+
+/// A change event split for the connector: (the event without its embedded ``fullDocument`` and
+/// ``fullDocumentBeforeChange`` documents, the first, the second): the small part is decoded by pymongo, the images
+/// stay bytes for the writer.
+pub fn split_images(raw: &[u8]) -> R<(Vec<u8>, Option<&[u8]>, Option<&[u8]>)> {
+    let mut rest = Vec::with_capacity(256);
+    rest.extend_from_slice(&[0, 0, 0, 0]);
+    let (mut full, mut before) = (None, None);
+    let base = raw.as_ptr() as usize;
+    for element in Elements::new(raw)? {
+        let element = element?;
+        if element.tag == 0x03 && element.name == "fullDocument" {
+            full = Some(element.value);
+        } else if element.tag == 0x03 && element.name == "fullDocumentBeforeChange" {
+            before = Some(element.value);
+        } else {
+            let start = element.name.as_ptr() as usize - base - 1;
+            let end = element.value.as_ptr() as usize - base + element.value.len();
+            rest.extend_from_slice(&raw[start..end]);
+        }
+    }
+    rest.push(0);
+    let len = (rest.len() as i32).to_le_bytes();
+    rest[..4].copy_from_slice(&len);
+    Ok((rest, full, before))
+}

@@ -20,6 +20,8 @@ from bson.raw_bson import RawBSONDocument
 from pymongo import MongoClient
 from pymongo.synchronous.change_stream import ClusterChangeStream
 
+from connectors.mongodb import _extjson
+
 __all__ = ["IMAGES", "Decoder", "plain", "watch_raw"]
 
 IMAGES = frozenset(("fullDocument", "fullDocumentBeforeChange"))
@@ -43,19 +45,20 @@ class Decoder:
 
     def __init__(self, options: CodecOptions[Any]) -> None:
         self._options: CodecOptions[dict[str, Any]] = options.with_options(document_class=dict)
+        self._raw: CodecOptions[RawBSONDocument] = options.with_options(document_class=RawBSONDocument)
 
     def event(self, raw: Mapping[str, Any]) -> dict[str, Any]:
-        """The event ``raw`` with every field but the images decoded."""
+        """The event ``raw`` with every field but the images decoded (the images are cut out of its bytes by the
+        compiled module, so pymongo decodes only the small rest, in C)."""
         if type(raw) is not RawBSONDocument:
             return dict(raw)
-        options = self._options
-        event: dict[str, Any] = {}
-        for key, value in raw.items():
-            if type(value) is RawBSONDocument and key not in IMAGES:
-                value = bson.decode(value.raw, codec_options=options)
-            elif type(value) is list:
-                value = bson.decode(bson.encode({"v": value}), codec_options=options)["v"]
-            event[key] = value
+        data = raw.raw
+        rest, full, before = _extjson.split_images(data if type(data) is bytes else bytes(data))
+        event: dict[str, Any] = bson.decode(rest, codec_options=self._options)
+        if full is not None:
+            event["fullDocument"] = RawBSONDocument(full, self._raw)
+        if before is not None:
+            event["fullDocumentBeforeChange"] = RawBSONDocument(before, self._raw)
         return event
 
     def token(self, token: Any) -> Any:

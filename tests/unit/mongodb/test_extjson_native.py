@@ -231,3 +231,16 @@ def test_deep_nesting_is_refused_not_a_crash() -> None:
         deeper = _raw(_element(0x03, "a", deeper))
     with pytest.raises(ValueError, match="nesting"):
         _extjson.strict(deeper)
+
+
+def test_split_images_cuts_out_the_embedded_images_only() -> None:
+    event = SON([("_id", {"_data": "82"}), ("fullDocument", {"a": 1}), ("ns", {"db": "d"}),
+                 ("fullDocumentBeforeChange", {"b": [2]}), ("x", None)])
+    rest, full, before = _extjson.split_images(bson.encode(event))
+    assert bson.decode(rest) == {"_id": {"_data": "82"}, "ns": {"db": "d"}, "x": None}
+    assert full is not None and before is not None
+    assert (bson.decode(full), bson.decode(before)) == ({"a": 1}, {"b": [2]})
+    rest, full, before = _extjson.split_images(bson.encode({"fullDocument": None, "o": "delete"}))
+    assert (bson.decode(rest), full, before) == ({"fullDocument": None, "o": "delete"}, None, None)
+    with pytest.raises(ValueError, match="invalid BSON"):
+        _extjson.split_images(b"\x05\x00")
