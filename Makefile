@@ -6,7 +6,9 @@ STAMP  := $(VENV)/.installed-stamp
 
 .PHONY: venv services stop demo test test-unit lint typecheck pytest bench bench-compare clean
 
-$(STAMP): pyproject.toml
+# The install also builds native/ (the MongoDB connector's compiled Extended JSON writer, cargo): its sources are
+# prerequisites so that an edited crate is rebuilt before the tests run.
+$(STAMP): pyproject.toml native/Cargo.toml native/Cargo.lock $(wildcard native/src/*.rs)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev,spark]"
@@ -48,4 +50,4 @@ bench-compare: venv
 	$(PY) -m benchmarks.side_by_side
 
 clean:
-	rm -rf $(VENV) .cache .stack .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .cache .stack .pytest_cache .mypy_cache .ruff_cache native/target
