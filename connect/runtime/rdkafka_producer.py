@@ -123,7 +123,10 @@ class DeliveryHandle:
         fn(*args, self._result)
 
     def on_delivery(self, error: confluent_kafka.KafkaError | None, _message: Any) -> None:
-        result = None if error is None else _exception(error)
+        self.complete(None if error is None else _exception(error))
+
+    def complete(self, result: BaseException | None) -> None:
+        """Record the outcome and call the callback if one is registered (once)."""
         with self._lock:
             self._done, self._result = True, result
             fn, args = self._fn, self._args
@@ -131,8 +134,16 @@ class DeliveryHandle:
             fn(*args, result)
 
 
+# librdkafka's errors as the Java client words them, where Connect users grep for them
+_JAVA_ERRORS = {
+    confluent_kafka.KafkaError.MSG_SIZE_TOO_LARGE: (
+        "org.apache.kafka.common.errors.RecordTooLargeException: The request included a message larger than the max "
+        "message size the server will accept."),
+}
+
+
 def _exception(error: confluent_kafka.KafkaError) -> ConnectError:
-    message = f"{error.name()}: {error.str()}"
+    message = _JAVA_ERRORS.get(error.code()) or f"{error.name()}: {error.str()}"
     return RetriableError(message) if error.retriable() else ConnectError(message)
 
 
@@ -142,6 +153,7 @@ class RdKafkaProducer:
     def __init__(self, settings: Mapping[str, Any]) -> None:
         config, self._max_block = rdkafka_config(settings)
         self._client_id = config.get("client.id", "")
+        self._max_request_size = int(config["message.max.bytes"])
         try:  # librdkafka's own log lines and errors go through Python logging, not stderr
             self._producer = confluent_kafka.Producer(config, logger=log, error_cb=self._on_error)
         except confluent_kafka.KafkaException as exc:
@@ -181,6 +193,16 @@ class RdKafkaProducer:
                 self._closed.wait(0.05)  # the acknowledgement thread makes room
             except confluent_kafka.KafkaException as exc:
                 error = exc.args[0] if exc.args else None
+                if isinstance(error, confluent_kafka.KafkaError) and \
+                        error.code() == confluent_kafka.KafkaError.MSG_SIZE_TOO_LARGE:
+                    # Java's producer fails such a record through its callback, which Connect reports (or skips
+                    # under errors.tolerance=all): the same here, with Java's words
+                    size = len(value or b"") + len(key or b"") + sum(len(k) + len(v) for k, v in headers)
+                    handle.complete(ConnectError(
+                        f"org.apache.kafka.common.errors.RecordTooLargeException: The message is {size} bytes when "
+                        f"serialized which is larger than {self._max_request_size}, which is the value of the "
+                        "max.request.size configuration."))
+                    return handle
                 if isinstance(error, confluent_kafka.KafkaError):
                     raise _exception(error) from exc
                 raise ConnectError(str(exc)) from exc

@@ -80,7 +80,8 @@ def test_record_over_kafka_limits_fails_the_task_or_is_skipped(worker: Worker, s
     create_mongodb_connector(worker, client_side, {**base, "topic.prefix": unique("tlc")})
     trace = _failed_trace(worker, client_side)
     assert "Unrecoverable exception from producer send callback" in trace, trace
-    assert "larger than the maximum request size" in trace, trace
+    assert "RecordTooLargeException" in trace and "which is the value of the max.request.size configuration" in trace, \
+        trace
 
     # the broker refuses it (message.max.bytes, 1 MB by default) once the producer lets it through
     broker_side = unique("toolarge-broker-")
@@ -88,7 +89,8 @@ def test_record_over_kafka_limits_fails_the_task_or_is_skipped(worker: Worker, s
                                                    "producer.override.max.request.size": str(40 * MB)})
     trace = _failed_trace(worker, broker_side)
     assert "Unrecoverable exception from producer send callback" in trace, trace
-    assert "MessageSizeTooLargeError" in trace and "maximum message size" in trace, trace
+    assert "RecordTooLargeException" in trace and "larger than the max message size the server will accept" in trace, \
+        trace
 
     # errors.tolerance=all: the two large records are skipped (logged, counted), the small one arrives
     prefix = unique("tlt")
