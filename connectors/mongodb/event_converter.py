@@ -125,7 +125,7 @@ class ChangeEventConverter:
             "ord": -1,
         })
         value = _struct(v_schema, {"after": json_writer.strict(doc), "source": source, "op": "r", "ts_ms": now})
-        key = self._key(k_schema, {"_id": doc.get("_id")})
+        key = _struct(k_schema, {"id": json_writer.relaxed_id(doc)})
         return SourceRecord(self._partition, dict(offset), topic, None, k_schema, key, v_schema, value, None,
                             self._headers)
 

@@ -28,7 +28,7 @@ except ImportError as exc:  # pragma: no cover - a broken install
         "install the project with pip (`make venv` or `pip install -e .`), which builds native/ with cargo "
         "(needs a Rust toolchain)") from exc
 
-__all__ = ["ENCODE_OPTIONS", "raw_bson", "relaxed", "relaxed_key", "strict"]
+__all__ = ["ENCODE_OPTIONS", "raw_bson", "relaxed", "relaxed_id", "relaxed_key", "strict"]
 
 ENCODE_OPTIONS: CodecOptions[Any] = CodecOptions(uuid_representation=UuidRepresentation.STANDARD)
 """How decoded values are encoded back to BSON: as the connector's clients decode them (UUIDs as subtype 4)."""
@@ -55,3 +55,10 @@ def relaxed(doc: Mapping[str, Any]) -> str:
 def relaxed_key(value: Any) -> str:
     """One value (the document ``_id``) as v2 RELAXED, Debezium compact style (the key ``id``)."""
     return _extjson.relaxed_key(bson.encode({"_": value}, codec_options=ENCODE_OPTIONS))
+
+
+def relaxed_id(doc: Mapping[str, Any]) -> str:
+    """:func:`relaxed_key` of ``doc``'s ``_id`` (``null`` without one), read from the bytes of a RawBSONDocument."""
+    if type(doc) is RawBSONDocument:
+        return _extjson.relaxed_id(raw_bson(doc)) or "null"
+    return relaxed_key(doc.get("_id"))

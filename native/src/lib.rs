@@ -41,6 +41,17 @@ fn relaxed_key(py: Python<'_>, raw: &[u8]) -> PyResult<String> {
     py.allow_threads(|| run(raw, Flavour::RelaxedCompact, true))
 }
 
+/// The RELAXED compact JSON of a document's ``_id`` (the key ``id`` of a snapshot record); None without ``_id``.
+#[pyfunction]
+fn relaxed_id(raw: &[u8]) -> PyResult<Option<String>> {
+    let mut w = Writer::new(Flavour::RelaxedCompact, 64);
+    match w.named_value(raw, "_id") {
+        Ok(true) => Ok(Some(w.finish())),
+        Ok(false) => Ok(None),
+        Err(msg) => Err(PyValueError::new_err(format!("invalid BSON: {msg}"))),
+    }
+}
+
 /// A change event's BSON split into (the event without its images, ``fullDocument``, ``fullDocumentBeforeChange``),
 /// each image being the bytes of an embedded document or None.
 #[pyfunction]
@@ -68,6 +79,7 @@ fn _extjson(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(relaxed, m)?)?;
     m.add_function(wrap_pyfunction!(relaxed_key, m)?)?;
     m.add_function(wrap_pyfunction!(split_images, m)?)?;
+    m.add_function(wrap_pyfunction!(relaxed_id, m)?)?;
     m.add_function(wrap_pyfunction!(java_double, m)?)?;
     Ok(())
 }

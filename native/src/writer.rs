@@ -197,6 +197,18 @@ impl Writer {
         }
     }
 
+    /// The value of the element named ``name`` of ``raw``; false (nothing written) when there is none.
+    pub fn named_value(&mut self, raw: &[u8], name: &str) -> R<bool> {
+        for element in Elements::new(raw)? {
+            let element = element?;
+            if element.name == name {
+                self.value(&element, 0)?;
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
     fn document(&mut self, raw: &[u8], embedded: bool, depth: u32) -> R<()> {
         if depth > MAX_DEPTH {
             return Err("nesting too deep");

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bson.raw_bson import RawBSONDocument
 from pymongo.errors import OperationFailure, PyMongoError
 
 from connect.api.records import SourceRecord
@@ -30,6 +31,7 @@ from connectors.mongodb.event_converter import ChangeEventConverter
 from connectors.mongodb.position import Position
 from connectors.mongodb.snapshot.bson_order import NO_SERVER_BOUND, range_filter, sort_key, type_rank
 from connectors.mongodb.snapshot.progress import RangeState, SnapshotProgress
+from connectors.mongodb.streaming.raw_events import plain
 
 log = logging.getLogger(__name__)
 
@@ -225,7 +227,7 @@ class ParallelSnapshot:
         for doc in self._documents(ns, db, coll, query):
             if self._stop.is_set():
                 return False
-            if skip_to is not None and sort_key(doc["_id"]) <= skip_to:
+            if skip_to is not None and sort_key(plain(doc)["_id"]) <= skip_to:
                 continue
             chunk.append(doc)
             if len(chunk) >= size:
@@ -241,7 +243,11 @@ class ParallelSnapshot:
         override could use, with no in-memory sort (MongoDB's would be bounded by 100 MB). A server that refuses
         the hint before the first document (no ``_id`` index, as a view) is asked again without it."""
         hinted = ns not in self._unhinted
-        cursor = self._client[db][coll].find(query, batch_size=self._settings.fetch_size or self._settings.chunk_size)
+        collection = self._client[db][coll]
+        # raw BSON: the documents go to the compiled writer as bytes (only the chunk's last _id is decoded)
+        collection = collection.with_options(
+            codec_options=collection.codec_options.with_options(document_class=RawBSONDocument))
+        cursor = collection.find(query, batch_size=self._settings.fetch_size or self._settings.chunk_size)
         cursor = cursor.sort("_id", 1)
         if hinted:
             cursor = cursor.hint([("_id", 1)])
@@ -300,7 +306,7 @@ class ParallelSnapshot:
             stats.emitted += len(docs)
             if stats.first is None and docs:
                 stats.first = time.monotonic()
-        state, finished = self._progress.emitted(ns, index, docs[-1]["_id"] if docs else None, done)
+        state, finished = self._progress.emitted(ns, index, plain(docs[-1])["_id"] if docs else None, done)
         if self._settings.resumable:
             self._running = self._progress_offset(state)
         if held is not None and docs and self._settings.resumable:  # the chunk's last record: state with it emitted

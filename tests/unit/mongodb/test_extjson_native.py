@@ -21,6 +21,7 @@ from bson.raw_bson import RawBSONDocument
 from bson.son import SON
 
 from connectors.mongodb import _extjson, extjson, json_writer
+from connectors.mongodb.event_converter import ChangeEventConverter
 
 # How the connector's clients decode (uuidRepresentation=standard); DATETIME_AUTO so dates pymongo's datetime
 # cannot hold are decoded too (the connector's default conversion fails on them; the native writer does not).
@@ -244,3 +245,16 @@ def test_split_images_cuts_out_the_embedded_images_only() -> None:
     assert (bson.decode(rest), full, before) == ({"fullDocument": None, "o": "delete"}, None, None)
     with pytest.raises(ValueError, match="invalid BSON"):
         _extjson.split_images(b"\x05\x00")
+
+
+def test_snapshot_records_from_raw_documents_match_decoded_ones() -> None:
+    conv = ChangeEventConverter(topic_prefix="p", run_id="r", clock_ms=lambda: 1_800_000_000_000)
+    for doc in ({"_id": ObjectId("596e275826f08b2730779e1f"), "a": [1, {"b": 2.5}]},
+                {"x": 1, "_id": {"k": Int64(5), "u": uuid.UUID(int=3)}}, {"no_id": True}):
+        data = bson.encode(doc, codec_options=ENCODE)  # pymongo writes a top-level _id first
+        plain: dict[str, Any] = bson.decode(data, codec_options=DECODE)
+        decoded = conv.snapshot_record(plain, "db", "c", {"o": 1})
+        raw = conv.snapshot_record(RawBSONDocument(data), "db", "c", {"o": 1})
+        assert raw.key.values == decoded.key.values
+        assert raw.value.values["after"] == decoded.value.values["after"]
+    assert _extjson.relaxed_id(bson.encode({"no_id": 1})) is None
