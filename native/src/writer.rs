@@ -439,10 +439,13 @@ fn iso_millis(out: &mut String, millis: i64) {
     out.push('Z');
 }
 
+/// (the event without its images, ``fullDocument``, ``fullDocumentBeforeChange``)
+pub type Split<'a> = (Vec<u8>, Option<&'a [u8]>, Option<&'a [u8]>);
+
 /// A change event split for the connector: (the event without its embedded ``fullDocument`` and
 /// ``fullDocumentBeforeChange`` documents, the first, the second): the small part is decoded by pymongo, the images
 /// stay bytes for the writer.
-pub fn split_images(raw: &[u8]) -> R<(Vec<u8>, Option<&[u8]>, Option<&[u8]>)> {
+pub fn split_images(raw: &[u8]) -> R<Split<'_>> {
     let mut rest = Vec::with_capacity(256);
     rest.extend_from_slice(&[0, 0, 0, 0]);
     let (mut full, mut before) = (None, None);
