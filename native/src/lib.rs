@@ -65,6 +65,13 @@ fn split_images<'py>(
     Ok((PyBytes::new(py, &rest), full.map(|b| PyBytes::new(py, b)), before.map(|b| PyBytes::new(py, b))))
 }
 
+/// The bytes of the embedded document named ``name`` in ``raw``; None when there is none (or it is not a document).
+#[pyfunction]
+fn embedded<'py>(py: Python<'py>, raw: &[u8], name: &str) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let found = writer::embedded(raw, name).map_err(|msg| PyValueError::new_err(format!("invalid BSON: {msg}")))?;
+    Ok(found.map(|b| PyBytes::new(py, b)))
+}
+
 /// Java's ``Double.toString`` (JDK 19+), exposed for tests.
 #[pyfunction]
 fn java_double(value: f64) -> String {
@@ -80,6 +87,7 @@ fn _extjson(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(relaxed_key, m)?)?;
     m.add_function(wrap_pyfunction!(split_images, m)?)?;
     m.add_function(wrap_pyfunction!(relaxed_id, m)?)?;
+    m.add_function(wrap_pyfunction!(embedded, m)?)?;
     m.add_function(wrap_pyfunction!(java_double, m)?)?;
     Ok(())
 }

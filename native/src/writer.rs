@@ -467,3 +467,14 @@ pub fn split_images(raw: &[u8]) -> R<Split<'_>> {
     rest[..4].copy_from_slice(&len);
     Ok((rest, full, before))
 }
+
+/// The value bytes of the first element named ``name`` when it is an embedded document.
+pub fn embedded<'a>(raw: &'a [u8], name: &str) -> R<Option<&'a [u8]>> {
+    for element in Elements::new(raw)? {
+        let element = element?;
+        if element.name == name {
+            return Ok(if element.tag == 0x03 { Some(element.value) } else { None });
+        }
+    }
+    Ok(None)
+}

@@ -28,7 +28,7 @@ from connectors.mongodb.fields import FieldSelector
 from connectors.mongodb.position import java_hashmap_order, java_string_hash
 from connectors.mongodb.sharding import Shard, group, task_configs
 from connectors.mongodb.streaming.pipeline import FragmentMerger, build_pipeline
-from connectors.mongodb.streaming.raw_events import IMAGES, Decoder
+from connectors.mongodb.streaming.raw_events import IMAGES, Decoder, RawEvent
 from connectors.mongodb.streaming.transactions import (
     TransactionMonitor,
     transaction_id,
@@ -186,3 +186,14 @@ def test_raw_event_decoder_keeps_only_the_images_raw() -> None:
     assert {k: v for k, v in event.items() if k not in IMAGES} == {k: v for k, v in change.items() if k not in IMAGES}
     assert type(event["updateDescription"]["updatedFields"]) is dict
     assert decoder.token(RawBSONDocument(bson.encode({"_data": "83"}))) == {"_data": "83"}
+
+
+def test_raw_event_reads_its_resume_token_from_the_bytes() -> None:
+    options: CodecOptions[Any] = CodecOptions(document_class=RawEvent, uuid_representation=UuidRepresentation.STANDARD)
+    data = bson.encode({"_id": {"_data": "8263"}, "operationType": "insert", "ns": {"db": "d", "coll": "c"}})
+    event = RawEvent(data, options)
+    token = event["_id"]
+    assert type(token) is RawBSONDocument and dict(token) == {"_data": "8263"}
+    assert event["operationType"] == "insert" and event["ns"]["coll"] == "c"
+    assert RawEvent(bson.encode({"_id": 5}), options)["_id"] == 5  # not a document: RawBSONDocument's own path
+    assert Decoder(options).event(event)["ns"] == {"db": "d", "coll": "c"}
