@@ -147,7 +147,10 @@ def test_pause_resume_and_config_update(plane: ControlPlane, tmp_path: Path) -> 
     _wait(lambda: plane.states("files") == ("PAUSED", ["PAUSED"]), "PAUSED")
     plane.result(plane.herder.resume_connector("files"))
     _wait(lambda: plane.states("files") == ("RUNNING", ["RUNNING"]), "RUNNING again")
+    before = plane.worker.tasks[ConnectorTaskId("files", 0)]
     plane.result(plane.herder.patch_connector_config("files", {"topic": "other"}))
+    # the write comes after the task was restarted with the new config (else the old task may send it)
+    _wait(lambda: plane.worker.tasks.get(ConnectorTaskId("files", 0)) not in (None, before), "the task restarted")
     with source.open("a") as out:
         out.write("b\n")
     _wait(lambda: plane.values("other") == ["b"], "the next line on the new topic, from the committed offset")
