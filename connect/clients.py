@@ -39,7 +39,6 @@ __all__ = [
     "connected_admin",
     "consumer",
     "producer",
-    "source_task_producer",
 ]
 
 _INT_MAX = 2**31 - 1
@@ -111,11 +110,6 @@ def source_task_producer_settings(bootstrap: str, client_id: str, overrides: Map
     }
     settings.update(overrides)
     return settings
-
-
-def source_task_producer(bootstrap: str, client_id: str, overrides: Mapping[str, Any]) -> KafkaProducer:
-    """A producer with Kafka Connect's source-task defaults, then ``overrides`` (``producer.*`` keys)."""
-    return producer(source_task_producer_settings(bootstrap, client_id, overrides))
 
 
 def consumer(settings: Mapping[str, Any]) -> KafkaConsumer:

@@ -41,7 +41,6 @@ _RENAMED: dict[str, tuple[str, Callable[[str], str]]] = {
     "buffer.memory": ("queue.buffering.max.kbytes", lambda v: str(max(1, int(v) // 1024))),
     "send.buffer.bytes": ("socket.send.buffer.bytes", lambda v: "0" if int(v) < 0 else v),
     "receive.buffer.bytes": ("socket.receive.buffer.bytes", lambda v: "0" if int(v) < 0 else v),
-    "metadata.max.idle.ms": ("topic.metadata.propagation.max.ms", str),
 }
 # Keys Connect itself fixes for source-task producers, or that only matter to the Java client.
 _IGNORED = frozenset({
@@ -50,7 +49,7 @@ _IGNORED = frozenset({
     "enable.metrics.push", "partitioner.adaptive.partitioning.enable", "partitioner.availability.timeout.ms",
 })
 # Client tuning librdkafka has no equivalent of: harmless to leave out, but said once.
-_TUNING = frozenset({"max.block.ms", "metadata.recovery.strategy", "metadata.recovery.rebootstrap.trigger.ms",
+_TUNING = frozenset({"metadata.max.idle.ms", "metadata.recovery.strategy", "metadata.recovery.rebootstrap.trigger.ms",
                      "socket.connection.setup.timeout.max.ms"})
 _DEFAULT_PARTITIONER = "org.apache.kafka.clients.producer.internals.DefaultPartitioner"
 _warned: set[str] = set()
