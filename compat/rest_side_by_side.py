@@ -5,10 +5,12 @@
 Starts a local Kafka broker (``stack``) on free ports in a temporary state dir, the reference Kafka Connect in
 distributed mode from the Maven Central jars pinned in ``compat/pom.xml`` (fetched once into ``.cache/``), and our
 worker (``stack.worker.ConnectWorker``), each with its own group id and internal topics. Then it sends the same
-sequence of requests to both and compares, per request, the status code and the JSON keys of the body (the key
-sets and their order, at every level; values such as worker ids, versions, traces or timestamps may differ).
+sequence of requests to both and compares, per request, the status code, the JSON keys of the body (the key
+sets and their order, at every level), its values (except the run- or implementation-specific ones in
+:data:`RUN_SPECIFIC`: worker ids, timestamps, documentation text, the installed plugins) and the headers clients
+use (:data:`COMPARED_HEADERS`).
 
-Prints a table and exits 1 if a status code or a key set differs, except for the few differences listed, each
+Prints a table and exits 1 if a status code, a key set, a value or a header differs, except for the few differences listed, each
 with its reason, in :data:`KNOWN_DIFFERENCES`; a status poll that reaches its state on one side only (e.g.
 PAUSED) also counts as a difference. Value type differences (a string where Java has a number) and arrays empty on
 one side only are listed without failing. With ``--work-dir`` every request and both answers are kept in
@@ -18,8 +20,8 @@ one side only are listed without failing. With ``--work-dir`` every request and 
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import json
+import re
 import shutil
 import sys
 import tempfile
@@ -42,6 +44,8 @@ from stack.worker import ConnectWorker, distributed_properties
 
 POM = Path(__file__).resolve().parent / "pom.xml"
 REQUEST_TIMEOUT = 90.0
+COMPARED_HEADERS = ("Location", "Content-Type")
+"""Answer headers clients use: compared on both sides (a ``Location`` with each side's own address removed)."""
 POLL_TIMEOUT = 30.0
 JVM_OPTS = ["-Xms128m", "-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Djava.awt.headless=true"]
 CONNECTOR = "compat-file-source"
@@ -159,6 +163,7 @@ class Reply:
     status: int
     body: Any  # the parsed JSON body; None if empty (or not JSON, then see ``text``)
     text: str
+    headers: dict[str, str] = field(default_factory=dict)  # COMPARED_HEADERS present in the answer
 
 
 def http(base: str, method: str, path: str, *, body: Any = None, raw: bytes | None = None) -> Reply:
@@ -170,15 +175,16 @@ def http(base: str, method: str, path: str, *, body: Any = None, raw: bytes | No
     request = urllib.request.Request(f"{base}{path}", data=data, method=method, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=REQUEST_TIMEOUT) as response:
-            status, payload = response.status, response.read()
+            status, payload, got = response.status, response.read(), response.headers
     except urllib.error.HTTPError as err:
-        status, payload = err.code, err.read()
+        status, payload, got = err.code, err.read(), err.headers
+    headers = {name: str(got[name]) for name in COMPARED_HEADERS if got is not None and got[name] is not None}
     text = payload.decode("utf-8", errors="replace")
     try:
         parsed = json.loads(text) if text.strip() else None
     except ValueError:
         parsed = None
-    return Reply(status, parsed, text)
+    return Reply(status, parsed, text, headers)
 
 
 # -- the request sequence ----------------------------------------------------------------------------------------
@@ -192,7 +198,8 @@ class Step:
     expect: int | None = None  # what the Java reference is expected to answer (a note if it does not)
     until: Callable[[Reply], bool] | None = None  # poll (each side) until true, at most POLL_TIMEOUT s
     unordered: tuple[str, ...] = ()  # JSON paths of config maps (Java keeps them in hash order): key sets only
-    maps: tuple[str, ...] = ()  # JSON paths whose keys are data that differs (logger names): values compared
+    maps: tuple[str, ...] = ()  # JSON paths whose keys are data that differs (logger names): value shapes compared
+    free: tuple[str, ...] = ()  # JSON paths whose values differ on purpose (see where the step is defined)
 
     @property
     def title(self) -> str:
@@ -305,8 +312,10 @@ def sequence(data_file: Path) -> list[Step]:
              expect=200),
         Step("PUT", f"{plugin}/config/validate", {**config, "name": CONNECTOR, **BAD_SMTS}, label="bad transforms",
              expect=200),
+        # The message lists the same errors; ours prefixes the key of each error that does not name it (a 400
+        # names the field it is about), Java's does not.
         Step("POST", "/connectors", {"name": "compat-bad-smt", "config": {**config, **BAD_SMTS}},
-             label="bad transforms", expect=400),
+             label="bad transforms", expect=400, free=("$.message",)),
         Step("GET", "/connector-plugins/org.apache.kafka.connect.transforms.HeaderFrom$Value/config", expect=200),
         Step("GET", "/connector-plugins/TopicNameMatches/config", expect=200),
         Step("GET", "/admin/loggers", expect=200, maps=("$",)),
@@ -334,8 +343,20 @@ def _kind(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
+RUN_SPECIFIC: tuple[str, ...] = (
+    "*.worker_id",  # host:port of each worker
+    "$.last_modified", "$.*.last_modified",  # logger level change times
+    "$.configs[].definition.documentation", "$[].documentation",  # our own words, never Java's text
+    "$.configs[].value.recommended_values[]",  # the installed plugins: we bundle Debezium's too
+    "$[].class", "$[].version", "$[].type",  # GET /connector-plugins: the same, in another order
+)
+"""JSON paths whose values depend on the run or on the implementation; every other value is compared."""
+
+
 def _matches(path: str, patterns: Sequence[str]) -> bool:
-    return any(fnmatch.fnmatchcase(path, p) for p in patterns)
+    """Whether ``path`` matches one of ``patterns``, where ``*`` is any text and everything else (``[]`` too) is
+    literal."""
+    return any(re.fullmatch(".*".join(map(re.escape, p.split("*"))), path) for p in patterns)
 
 
 def compare_json(java: Any, ours: Any, step: Step, path: str = "$") -> tuple[list[str], list[str]]:
@@ -343,11 +364,11 @@ def compare_json(java: Any, ours: Any, step: Step, path: str = "$") -> tuple[lis
     keys: list[str] = []
     types: list[str] = []
 
-    def walk(a: Any, b: Any, at: str) -> None:
+    def walk(a: Any, b: Any, at: str, values: bool = True) -> None:
         if isinstance(a, dict) and isinstance(b, dict):
             if _matches(at, step.maps):
                 if a and b:  # the keys are names that differ by nature; their values have one shape
-                    walk(next(iter(a.values())), next(iter(b.values())), f"{at}.*")
+                    walk(next(iter(a.values())), next(iter(b.values())), f"{at}.*", values=False)
                 return
             if set(a) != set(b):
                 missing = [k for k in a if k not in b]
@@ -359,15 +380,18 @@ def compare_json(java: Any, ours: Any, step: Step, path: str = "$") -> tuple[lis
                 keys.append(f"{at}: key order: Java {list(a)}, ours {list(b)}")
             for k in a:
                 if k in b:
-                    walk(a[k], b[k], f"{at}.{k}")
+                    walk(a[k], b[k], f"{at}.{k}", values)
         elif isinstance(a, list) and isinstance(b, list):
             if bool(a) != bool(b):  # nothing to compare inside: say so, it may hide key differences
                 types.append(f"{at}: Java {len(a)} element(s), ours {len(b)}")
             for x, y in zip(a, b, strict=False):
-                walk(x, y, f"{at}[]")
+                walk(x, y, f"{at}[]", values)
         elif a is not None and b is not None and _kind(a) != _kind(b):
             line = f"{at}: Java {_kind(a)} {json.dumps(a)[:60]}, ours {_kind(b)} {json.dumps(b)[:60]}"
             (keys if "object" in (_kind(a), _kind(b)) else types).append(line)
+        elif values and a != b and step.title not in KNOWN_DIFFERENCES \
+                and not _matches(at, (*RUN_SPECIFIC, *step.free)):
+            keys.append(f"{at}: value Java {json.dumps(a)[:80]}, ours {json.dumps(b)[:80]}")
 
     walk(java, ours, path)
     return list(dict.fromkeys(keys)), list(dict.fromkeys(types))
@@ -427,12 +451,36 @@ def run_step(base: str, step: Step) -> Reply:
     return reply
 
 
+def _media_type(value: str) -> str:
+    return value.split(";")[0].strip().lower()
+
+
+def compare_headers(java: Reply, java_base: str, ours: Reply, our_base: str) -> list[str]:
+    """Differences in :data:`COMPARED_HEADERS` that Java sends (a client cannot rely on one Java leaves out, e.g.
+    the ``Content-Type`` of its 404 for an unknown path): presence, the ``Location`` path, the ``Content-Type``
+    media type (charset parameters aside: both are UTF-8)."""
+    diffs = []
+    for name in COMPARED_HEADERS:
+        a, b = java.headers.get(name), ours.headers.get(name)
+        if a is None:
+            continue
+        if b is None:
+            diffs.append(f"header {name}: Java {a!r}, ours {b!r}")
+        elif name == "Location" and a.removeprefix(java_base) != b.removeprefix(our_base):
+            diffs.append(f"header Location: Java {a!r}, ours {b!r}")
+        elif name == "Content-Type" and (java.body is not None or ours.body is not None) \
+                and _media_type(a) != _media_type(b):
+            diffs.append(f"header Content-Type: Java {a!r}, ours {b!r}")
+    return diffs
+
+
 def compare(java_base: str, our_base: str, steps: Sequence[Step]) -> list[Outcome]:
     """Send each step to Java, then to us, and compare the two answers."""
     outcomes = []
     for step in steps:
         java, ours = run_step(java_base, step), run_step(our_base, step)
         key_diffs, type_diffs = compare_json(java.body, ours.body, step)
+        key_diffs += compare_headers(java, java_base, ours, our_base)
         if step.until is not None and step.until(java) != step.until(ours):
             key_diffs.insert(0, f"state: Java {_state(java)}, ours {_state(ours)} (after polling up to "
                                 f"{POLL_TIMEOUT:.0f} s)")

@@ -189,6 +189,13 @@ class JavaHashMap:
         return [key for bucket in self._buckets for key in bucket]
 
 
+def hash_map_to_string(entries: Mapping[str, Any]) -> str:
+    """``HashMap.toString`` of a copy of ``entries`` (``new HashMap<>(map)``): what Connect prints for a config
+    it has passed through its config transformer."""
+    order = JavaHashMap.copy_of(list(entries)).keys()
+    return map_to_string({key: entries[key] for key in order})
+
+
 def task_config_order(task_props: list[str], added: Iterable[str] = ("task.class",)) -> list[str]:
     """The key order of a task config as Kafka Connect stores it: the connector's task config copied into a
     ``HashMap`` with ``added`` keys put, then copied again."""

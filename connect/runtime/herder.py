@@ -17,7 +17,7 @@ from concurrent.futures import Future
 from typing import Any, TypeVar
 
 from connect.api.errors import AlreadyExistsError, ConnectError, NotFoundError
-from connect.javalang import map_to_string
+from connect.javalang import hash_map_to_string
 from connect.runtime import plugins, validation
 from connect.runtime.entities import ConnectorInfo, ConnectorStateInfo, Created, StateInfo, TaskInfo
 from connect.runtime.membership import Membership, StandaloneMembership
@@ -342,7 +342,7 @@ class Herder:
     def _validate(self, props: Mapping[str, str]) -> None:
         connector_class = props.get("connector.class")
         if not connector_class:
-            raise BadRequestError(f"Connector config {map_to_string(props)} contains no connector type")
+            raise BadRequestError(f"Connector config {hash_map_to_string(props)} contains no connector type")
         if plugins.find(plugins.CONNECTORS, connector_class) is None:
             raise BadRequestError(plugins.connector_not_found(connector_class))
         errors = validation_errors(self.worker.transformer.transform(props), self.worker.config.validation_defaults())

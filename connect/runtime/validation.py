@@ -21,7 +21,7 @@ from typing import Any
 from connect.api.config import ConfigDef, ConfigKey, ConfigValue
 from connect.config.definition import Spec, groups_of, spec_of, validate_all, validate_order
 from connect.config.values import NULL_VALUE_ERROR, ParseError, default_value, parse, render
-from connect.javalang import map_to_string
+from connect.javalang import hash_map_to_string
 from connect.runtime import plugins
 from connect.runtime.alias_validation import alias_entries
 from connect.runtime.client_config_override import client_override_error
@@ -60,7 +60,7 @@ def resolve_validate_request(path_plugin: str, props: Mapping[str, str | None]) 
     if included is not None and not _normalized(included).endswith(_normalized(path_plugin)):
         raise BadRequestError(f"Included connector type {included} does not match request type {path_plugin}")
     if included is None:
-        raise BadRequestError(f"Connector config {map_to_string(props)} contains no connector type")
+        raise BadRequestError(f"Connector config {hash_map_to_string(props)} contains no connector type")
     desc = plugins.find(plugins.CONNECTORS, included)
     if desc is None:
         raise BadRequestError(plugins.connector_not_found(included))

@@ -91,8 +91,8 @@ def one_of(*allowed: str, ignore_case: bool = False) -> Callable[[str, str | Non
 
 def valid_regex(name: str, raw: str | None) -> str | None:
     """``RegexValidator``: the value must compile as a (Java-compatible) regex."""
-    if raw is None:
-        return invalid(name, "null", "Invalid regex: null")
+    if raw is None:  # Pattern.compile(null): the JDK's helpful NullPointerException message
+        return invalid(name, "null", 'Invalid regex: Cannot invoke "String.isEmpty()" because "this.pattern" is null')
     try:
         re.compile(java_regex(raw))
     except re.error as exc:

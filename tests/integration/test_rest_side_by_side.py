@@ -1,5 +1,6 @@
 """The REST side-by-side check (compat/rest_side_by_side.py) as a test: the same requests against Apache Kafka
-Connect 4.3.1 and our worker give the same status codes and JSON keys, apart from the documented differences.
+Connect 4.3.1 and our worker give the same status codes, JSON keys, values (all but the run-specific ones listed in
+``RUN_SPECIFIC``) and ``Location``/``Content-Type`` headers, apart from the documented differences.
 
 Starts the reference Kafka Connect (Java, ~10-20 s) and one worker of ours on the session's Kafka broker.
 """
