@@ -4,7 +4,12 @@ This package imports nothing else of the project.
 """
 
 from connect.api.config import ConfigDef, ConfigKey, ConfigType, ConfigValue
-from connect.api.connector import ConnectorContext, SourceConnector
+from connect.api.connector import (
+    ConnectorContext,
+    ConnectorTransactionBoundaries,
+    ExactlyOnceSupport,
+    SourceConnector,
+)
 from connect.api.converter import Converter, HeaderConverter
 from connect.api.data import Field, Schema, SchemaAndValue, Struct, Type
 from connect.api.errors import (
@@ -16,7 +21,7 @@ from connect.api.errors import (
     RetriableError,
 )
 from connect.api.records import Header, SourceRecord
-from connect.api.task import OffsetStorageReader, SourceTask, SourceTaskContext
+from connect.api.task import OffsetStorageReader, SourceTask, SourceTaskContext, TransactionContext
 from connect.api.transforms import Predicate, Transformation, new_record
 
 __all__ = [
@@ -28,8 +33,10 @@ __all__ = [
     "ConfigValue",
     "ConnectError",
     "ConnectorContext",
+    "ConnectorTransactionBoundaries",
     "Converter",
     "DataError",
+    "ExactlyOnceSupport",
     "Field",
     "Header",
     "HeaderConverter",
@@ -44,6 +51,7 @@ __all__ = [
     "SourceTask",
     "SourceTaskContext",
     "Struct",
+    "TransactionContext",
     "Transformation",
     "Type",
     "new_record",

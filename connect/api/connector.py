@@ -4,9 +4,24 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from enum import Enum
 from typing import Any, ClassVar, Protocol
 
 from connect.api.config import ConfigDef, ConfigValue
+
+
+class ExactlyOnceSupport(Enum):
+    """Whether a source connector can run with exactly-once delivery (KIP-618's ``ExactlyOnceSupport``)."""
+
+    SUPPORTED = "SUPPORTED"
+    UNSUPPORTED = "UNSUPPORTED"
+
+
+class ConnectorTransactionBoundaries(Enum):
+    """Whether a source connector's tasks can define their own transactions (``transaction.boundary=connector``)."""
+
+    SUPPORTED = "SUPPORTED"
+    UNSUPPORTED = "UNSUPPORTED"
 
 
 class ConnectorContext(Protocol):
@@ -56,6 +71,15 @@ class SourceConnector(ABC):
     def validate(self, props: Mapping[str, str]) -> list[ConfigValue]:
         """Validate ``props``; the default checks them against :meth:`config`."""
         return self.config().validate(props)
+
+    def exactly_once_support(self, props: Mapping[str, str]) -> ExactlyOnceSupport | None:
+        """Whether the connector, with ``props``, delivers exactly once when the worker enables it: its tasks' source
+        offsets alone must tell where to resume. None (the default) means "not declared", as Java's null."""
+        return None
+
+    def can_define_transaction_boundaries(self, props: Mapping[str, str]) -> ConnectorTransactionBoundaries:
+        """Whether the tasks use their ``transaction_context`` (``transaction.boundary=connector``)."""
+        return ConnectorTransactionBoundaries.UNSUPPORTED
 
     def alter_offsets(self, props: Mapping[str, str], offsets: Mapping[tuple[tuple[str, Any], ...], Any]) -> bool:
         """Called before the framework alters or resets (offset None) this connector's offsets while it is

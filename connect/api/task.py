@@ -18,6 +18,17 @@ class OffsetStorageReader(Protocol):
         """The committed offset of ``partition``, or None."""
 
 
+class TransactionContext(Protocol):
+    """Lets a task end its transactions itself (``transaction.boundary=connector``, KIP-618's
+    ``TransactionContext``); the runtime acts on a request once the current batch (or ``record``) was sent."""
+
+    def commit_transaction(self, record: SourceRecord | None = None) -> None:
+        """Commit after the current batch, or right after ``record`` when given."""
+
+    def abort_transaction(self, record: SourceRecord | None = None) -> None:
+        """Abort the open transaction after the current batch, or right after ``record`` (it is aborted too)."""
+
+
 class SourceTaskContext(Protocol):
     """What the framework offers a running source task."""
 
@@ -36,6 +47,10 @@ class SourceTaskContext(Protocol):
     @property
     def topic_readers(self) -> TopicReaders | None:
         """Opens readers of Kafka topics (signal channels), or None where the runtime offers none."""
+
+    @property
+    def transaction_context(self) -> TransactionContext | None:
+        """The task's transaction context when the connector defines its transaction boundaries, else None."""
 
 
 class SourceTask(ABC):

@@ -113,10 +113,14 @@ def distributed(props: Mapping[str, str]) -> Runtime:
                   config.status_storage_replication_factor, _topic_settings(raw, "status.storage.")),
     ])
     client_id = f"{config.group_id}-"
+    # exactly-once tasks commit offsets in transactions: the worker reads only committed ones (Connect's
+    # KafkaOffsetBackingStore under exactly.once.source.support=enabled)
+    offsets_reader = {"isolation.level": "read_committed"} if config.exactly_once_source_enabled() else {}
     return Runtime(
         config, raw,
         KafkaConfigStore(config.config_storage_topic, {**settings, "client.id": client_id + "configs"}),
-        KafkaOffsetStore(config.offset_storage_topic, {**settings, "client.id": client_id + "offsets"}),
+        KafkaOffsetStore(config.offset_storage_topic,
+                         {**settings, "client.id": client_id + "offsets", **offsets_reader}),
         KafkaStatusStore(config.status_storage_topic, {**settings, "client.id": client_id + "statuses"}),
         cluster_id,
         settings,

@@ -146,6 +146,20 @@ def _exception(error: confluent_kafka.KafkaError) -> ConnectError:
     return RetriableError(message) if error.retriable() else ConnectError(message)
 
 
+_FENCED = frozenset({confluent_kafka.KafkaError._FENCED, confluent_kafka.KafkaError.PRODUCER_FENCED,
+                     confluent_kafka.KafkaError.INVALID_PRODUCER_EPOCH})
+
+
+def _transaction_error(action: str, exc: confluent_kafka.KafkaException) -> ConnectError:
+    error = exc.args[0] if exc.args else None
+    if not isinstance(error, confluent_kafka.KafkaError):
+        return ConnectError(f"Failed to {action}: {exc}")
+    if error.code() in _FENCED:
+        return ConnectError(f"Failed to {action}: the producer was fenced by a newer instance with the same "
+                            f"transactional.id ({error.name()}: {error.str()})")
+    return ConnectError(f"Failed to {action}: {error.name()}: {error.str()}")
+
+
 class RdKafkaProducer:
     """The subset of a producer a source task uses (:class:`~connect.runtime.worker_source_task.SourceProducer`)."""
 
@@ -205,6 +219,41 @@ class RdKafkaProducer:
                 if isinstance(error, confluent_kafka.KafkaError):
                     raise _exception(error) from exc
                 raise ConnectError(str(exc)) from exc
+
+    # --- transactions (exactly-once source tasks: connect/runtime/exactly_once.py) ----------------------------
+    def init_transactions(self, timeout: float) -> None:
+        """Register ``transactional.id`` with the coordinator: fences older producers with the same id and aborts
+        the transaction they left open (InitProducerId)."""
+        self._transactional("initialize the transactional producer", lambda: self._producer.init_transactions(timeout))
+
+    def begin_transaction(self) -> None:
+        """Start a transaction (local: nothing is sent before the first record)."""
+        self._transactional("begin a transaction", self._producer.begin_transaction)
+
+    def commit_transaction(self, timeout: float) -> None:
+        """Flush and commit the open transaction; a retriable failure is retried until ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self._producer.commit_transaction(max(0.0, deadline - time.monotonic()))
+                return
+            except confluent_kafka.KafkaException as exc:
+                error = exc.args[0] if exc.args else None
+                if not (isinstance(error, confluent_kafka.KafkaError) and error.retriable()) \
+                        or time.monotonic() >= deadline:
+                    raise _transaction_error("commit the transaction", exc) from exc
+                log.warning("%s retrying a transaction commit: %s", self._client_id, error.str())
+
+    def abort_transaction(self, timeout: float) -> None:
+        """Abort the open transaction (its records and offsets are never seen by read_committed consumers)."""
+        self._transactional("abort the transaction", lambda: self._producer.abort_transaction(timeout))
+
+    @staticmethod
+    def _transactional(action: str, call: Callable[[], None]) -> None:
+        try:
+            call()
+        except confluent_kafka.KafkaException as exc:
+            raise _transaction_error(action, exc) from exc
 
     def dispatch(self) -> None:
         """Nothing to do: librdkafka batches by itself and acknowledgements are served on their own thread."""

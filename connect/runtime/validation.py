@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from connect.api.config import ConfigDef, ConfigKey, ConfigValue
+from connect.api.connector import ConnectorTransactionBoundaries, ExactlyOnceSupport
 from connect.config.definition import Spec, groups_of, spec_of, validate_all, validate_order
 from connect.config.values import NULL_VALUE_ERROR, ParseError, default_value, parse, render
 from connect.javalang import hash_map_to_string
@@ -186,6 +187,55 @@ def _converter_entries(kind: str, desc: PluginDesc, props: Mapping[str, str | No
     return [replace(s.key, name=prefix + s.key.name) for s in specs], values
 
 
+def _unexpected(exc: Exception) -> str:
+    message = str(exc).strip()
+    return ("An unexpected error occurred during validation" +
+            (f": {message}" if message else "; please see the worker logs for more details."))
+
+
+def _check_exactly_once(connector: Any, props: Mapping[str, str | None], value: ConfigValue, eos: bool) -> None:
+    """``exactly.once.support=required`` (Connect's ``validateSourceConnectorExactlyOnceSupport``)."""
+    if value.errors or str(value.value).strip().lower() != "required":
+        return
+    if not eos:
+        value.errors.append("This worker does not have exactly-once source support enabled.")
+    try:
+        support = connector.exactly_once_support(props)
+    except Exception as exc:
+        log.error("Failed while validating connector support for exactly-once semantics", exc_info=exc)
+        value.errors.append(_unexpected(exc))
+        return
+    if support is None:
+        value.errors.append(
+            "The connector does not implement the API required for preflight validation of exactly-once source "
+            "support. Please consult the documentation for the connector to determine whether it supports "
+            'exactly-once semantics, and then consider reconfiguring the connector to use the value "requested" for '
+            "this property (which will disable this preflight check and allow the connector to be created).")
+    elif support is not ExactlyOnceSupport.SUPPORTED:
+        value.errors.append("The connector does not support exactly-once semantics with the provided configuration.")
+
+
+def _check_transaction_boundary(connector: Any, props: Mapping[str, str | None], value: ConfigValue) -> None:
+    """``transaction.boundary=connector`` (Connect's ``validateSourceConnectorTransactionBoundary``)."""
+    if value.errors or str(value.value).strip().lower() != "connector":
+        return
+    try:
+        support = connector.can_define_transaction_boundaries(props)
+    except Exception as exc:
+        log.error("Failed while validating connector support for defining its own transaction boundaries",
+                  exc_info=exc)
+        value.errors.append(_unexpected(exc))
+        return
+    if support is None:
+        value.errors.append(
+            "This connector has returned a null value from its canDefineTransactionBoundaries method, which is not "
+            "permitted. The connector will be treated as if it cannot define its own transaction boundaries, and "
+            "cannot be configured with 'transaction.boundary' set to 'connector'.")
+    elif support is not ConnectorTransactionBoundaries.SUPPORTED:
+        value.errors.append("The connector does not support connector-defined transaction boundaries with the given "
+                            "configuration. Please reconfigure it to use a different transaction boundary definition.")
+
+
 def validate_connector_config(props: Mapping[str, str | None], desc: PluginDesc, *,
                               worker_defaults: Mapping[str, str] | None = None) -> dict[str, Any]:
     """``PUT /connector-plugins/{plugin}/config/validate`` for the connector ``desc``: ConfigInfos with
@@ -228,6 +278,9 @@ def validate_connector_config(props: Mapping[str, str | None], desc: PluginDesc,
     report.add(keys + alias_keys, values + alias_values)
 
     connector = plugins.load(desc)()
+    eos = (worker_defaults or {}).get("exactly.once.source.support", "disabled") == "enabled"
+    _check_exactly_once(connector, props, base["exactly.once.support"], eos)
+    _check_transaction_boundary(connector, props, base["transaction.boundary"])
     definition: ConfigDef = connector.config()
     report.add(definition.keys, _connector_values(connector, definition, props))
     entries = report.entries()

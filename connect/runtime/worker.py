@@ -20,7 +20,7 @@ from connect.api.errors import ConnectError
 from connect.api.metrics import Metric
 from connect.api.task import SourceTask
 from connect.config.providers import ConfigTransformer
-from connect.runtime import plugins
+from connect.runtime import exactly_once, plugins
 from connect.runtime.error_handling import ErrorHandlingConfig
 from connect.runtime.kafka_python_producer import KafkaPythonProducer
 from connect.runtime.rdkafka_producer import RdKafkaProducer
@@ -67,6 +67,8 @@ class Worker(TaskStatusListener):
         self.tasks: dict[ConnectorTaskId, WorkerSourceTask] = {}
         self._versions: dict[str, str] = {}
         self._producer_factory = producer_factory or kafka_producer
+        self.fence_zombies: Callable[[str], None] = lambda _name: None
+        """Set by the herder: fences a connector's earlier task generation before an exactly-once task starts."""
 
     def set_generation(self, generation: Callable[[], int]) -> None:
         """Where status records get their group generation from."""
@@ -193,13 +195,45 @@ class Worker(TaskStatusListener):
         overrides = {**prefixed(self.props, "producer."), **prefixed(connector_props, "producer.override.")}
         converters = self._converters(connector_props)
         chain = build_chain(connector_props)
+        timing = {"flush_interval_ms": self.config.offset_flush_interval_ms,
+                  "flush_timeout_ms": self.config.offset_flush_timeout_ms}
+        errors = ErrorHandlingConfig.parse(connector_props)
+        if self.config.exactly_once_source_enabled():
+            producer: Any = self._transactional_producer(task_id, overrides)
+            boundary = exactly_once.TransactionBoundary.parse(connector_props)
+            interval = connector_props.get("transaction.boundary.interval.ms")
+            return exactly_once.ExactlyOnceWorkerSourceTask(
+                task_id, task, task_props, converters, producer, self.offset_store, self, **timing,
+                chain=chain, errors=errors, offsets_topic=self.config.offset_storage_topic or "",
+                boundary=boundary, interval_ms=int(interval) if interval else self.config.offset_flush_interval_ms,
+                preflight=functools.partial(self._exactly_once_preflight, task_id),
+                read_offsets=self.read_offsets_to_end)
         producer = self._producer_factory(self.config.bootstrap_servers, f"connector-producer-{task_id}", overrides)
-        return WorkerSourceTask(
-            task_id, task, task_props, converters, producer, self.offset_store, self,
-            flush_interval_ms=self.config.offset_flush_interval_ms,
-            flush_timeout_ms=self.config.offset_flush_timeout_ms,
-            chain=chain, errors=ErrorHandlingConfig.parse(connector_props),
-        )
+        return WorkerSourceTask(task_id, task, task_props, converters, producer, self.offset_store, self, **timing,
+                                chain=chain, errors=errors)
+
+    def _transactional_producer(self, task_id: ConnectorTaskId, overrides: dict[str, str]) -> RdKafkaProducer:
+        """An exactly-once task's producer: librdkafka's, ``transactional.id`` ``<group.id>-<connector>-<task>``."""
+        overrides = dict(overrides)
+        library = overrides.pop("client.library", "librdkafka").strip().lower()
+        if library != "librdkafka":
+            raise ConnectError(f"producer.client.library={library} cannot be used when exactly-once source support is "
+                               "enabled: transactions run on the librdkafka producer")
+        overrides.pop("process.enable", None)
+        base = clients.source_task_producer_settings(self.config.bootstrap_servers, f"connector-producer-{task_id}",
+                                                     overrides)
+        txn_id = exactly_once.transactional_id(self.config.group_id or "", task_id.connector, task_id.task)
+        return RdKafkaProducer(exactly_once.producer_settings(base, overrides, txn_id))
+
+    def _exactly_once_preflight(self, task_id: ConnectorTaskId) -> None:
+        """Before an exactly-once task initializes its producer: its connector's earlier generation is fenced."""
+        self.fence_zombies(task_id.connector)
+
+    def read_offsets_to_end(self) -> None:
+        """Catch up with the offsets topic (an exactly-once task reads committed offsets only)."""
+        refresh = getattr(self.offset_store, "refresh", None)
+        if refresh is not None:
+            refresh(self.config.offset_flush_timeout_ms / 1000 + 30)
 
     def _converters(self, connector_props: Mapping[str, str]) -> Converters:
         def build(kind: str, default: str, header: bool = False) -> Any:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 from urllib.parse import urlparse
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from connect.api.errors import ConfigError
 
@@ -55,6 +55,13 @@ class WorkerConfig(BaseModel):
         "All", alias="connector.client.config.override.policy")
     client_config_override_allowlist: str = Field("", alias="connector.client.config.override.allowlist")
     connect_protocol: Literal["eager", "compatible", "sessioned"] = Field("sessioned", alias="connect.protocol")
+    exactly_once_source_support: Literal["disabled", "preparing", "enabled"] = Field(
+        "disabled", alias="exactly.once.source.support")
+
+    @field_validator("exactly_once_source_support", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @classmethod
     def parse(cls, props: Mapping[str, str], *, distributed: bool) -> tuple[WorkerConfig, dict[str, str]]:
@@ -70,14 +77,23 @@ class WorkerConfig(BaseModel):
         for key in required:
             if not props.get(key):
                 raise ConfigError(key, None, f'Missing required configuration "{key}" which has no default value.')
+        if not distributed and config.exactly_once_source_support != "disabled":
+            raise ConfigError("exactly.once.source.support", props.get("exactly.once.source.support"),
+                              "exactly-once source support needs a distributed worker (its offsets are written to the "
+                              "offsets topic in the tasks' transactions)")
         return config, dict(props)
+
+    def exactly_once_source_enabled(self) -> bool:
+        """``exactly.once.source.support=enabled``: source tasks run transactionally."""
+        return self.exactly_once_source_support == "enabled"
 
     def validation_defaults(self) -> dict[str, str]:
         """The worker settings a connector config is validated against: default converters, override policy."""
         return {"key.converter": self.key_converter, "value.converter": self.value_converter,
                 "header.converter": self.header_converter,
                 "connector.client.config.override.policy": self.client_config_override_policy,
-                "connector.client.config.override.allowlist": self.client_config_override_allowlist}
+                "connector.client.config.override.allowlist": self.client_config_override_allowlist,
+                "exactly.once.source.support": self.exactly_once_source_support}
 
     def listener(self) -> tuple[str, int]:
         """The host and port to serve the REST API on (first listener)."""

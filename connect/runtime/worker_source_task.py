@@ -15,7 +15,7 @@ from connect.api.converter import Converter, HeaderConverter
 from connect.api.errors import ConnectError, RetriableError
 from connect.api.metrics import Metric
 from connect.api.records import SourceRecord
-from connect.api.task import OffsetStorageReader, SourceTask
+from connect.api.task import OffsetStorageReader, SourceTask, TransactionContext
 from connect.api.topics import TopicReaders
 from connect.runtime.error_handling import FAILED, ErrorHandlingConfig, RetryWithToleranceOperator, Stage
 from connect.runtime.offsets import OffsetReader, OffsetWriter, SubmittedRecord, SubmittedRecords
@@ -74,6 +74,7 @@ class _Context:
     task_id: int
     offset_storage_reader: OffsetStorageReader
     topic_readers: TopicReaders | None = TOPIC_READERS  # Kafka signal channels (connect/runtime/topic_readers.py)
+    transaction_context: TransactionContext | None = None  # transaction.boundary=connector (exactly_once.py)
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,7 @@ class WorkerSourceTask:
         self._send_error: BaseException | None = None
         self._last_headers: tuple[tuple[Any, ...] | None, list[tuple[str, bytes]]] = (None, [])
         self._cancelled = False
+        self._failed = False
         self._polled = 0
         self._written = 0
         self._thread = threading.Thread(target=self.run, name=f"task-{task_id}", daemon=True)
@@ -185,7 +187,8 @@ class WorkerSourceTask:
     def run(self) -> None:
         """Thread body: start, loop, final commit, stop."""
         try:
-            self._task.initialize(_Context(self.id.connector, self.id.task, self._reader))
+            self._prepare_to_initialize()
+            self._task.initialize(self._context())
             self._task.start(self._props)
             log.info("%s Source task finished initialization and start", self.id)
             with self._state_lock:  # a pause that arrived during start() wins over RUNNING
@@ -193,6 +196,7 @@ class WorkerSourceTask:
                 self._started = True
             self._loop()
         except Exception as exc:
+            self._failed = True
             log.error("%s Task threw an uncaught and unrecoverable exception", self.id, exc_info=exc)
             trace = "".join(traceback.format_exception(exc))
             self._report(lambda tid: self._listener.on_failure(tid, trace))
@@ -200,6 +204,30 @@ class WorkerSourceTask:
             self._report(self._listener.on_shutdown)
         finally:
             self._finish()
+
+    # --- hooks of the exactly-once task (connect/runtime/exactly_once.py) ----------------------------
+    def _prepare_to_initialize(self) -> None:
+        """Before the task is initialized (the exactly-once task fences and initializes its producer here)."""
+
+    def _context(self) -> _Context:
+        return _Context(self.id.connector, self.id.task, self._reader)
+
+    def _before_send(self, record: SourceRecord, topic: str) -> None:
+        """Before ``record`` is handed to the producer."""
+
+    def _record_dispatched(self, record: SourceRecord) -> None:
+        """``record`` was handed to the producer."""
+
+    def _batch_dispatched(self) -> None:
+        """Every record of the last poll was handed to the producer (or dropped)."""
+
+    def _on_paused(self) -> None:
+        """Called on the task thread while paused with nothing pending."""
+
+    def _final_commit(self) -> None:
+        """At the end: wait for the records in flight and commit their offsets."""
+        self._producer.flush(timeout=self._flush_timeout)
+        self._commit_offsets()
 
     def _report(self, call: Callable[[ConnectorTaskId], None]) -> None:
         if not self._cancelled:
@@ -211,8 +239,7 @@ class WorkerSourceTask:
         except Exception:
             log.exception("%s Task threw an exception while being stopped", self.id)
         try:
-            self._producer.flush(timeout=self._flush_timeout)
-            self._commit_offsets()
+            self._final_commit()
         except Exception:
             log.exception("%s Final offset commit failed", self.id)
         finally:
@@ -228,6 +255,7 @@ class WorkerSourceTask:
                 raise ConnectError(f"Unrecoverable exception from producer send callback: {self._send_error}") \
                     from self._send_error
             if self._paused.is_set() and not pending:
+                self._on_paused()
                 self._stop.wait(0.1)
                 next_flush = self._commit_if_due(next_flush)
                 continue
@@ -268,6 +296,7 @@ class WorkerSourceTask:
             if record.topic not in self._topics:
                 self._topics.add(record.topic)
                 self._listener.on_topic(self.id, record.topic)
+            self._before_send(original, record.topic)
             submitted = self._submitted.submit(record.source_partition, record.source_offset)
             try:
                 future = self._producer.send(record.topic, value=value, key=key, headers=headers,
@@ -282,12 +311,15 @@ class WorkerSourceTask:
             except Exception as exc:
                 raise ConnectError(f"Failed to send record to {record.topic}: {exc}") from exc
             future.add_both(self._on_done, submitted, original)
+            self._record_dispatched(original)
         self._producer.dispatch()
+        self._batch_dispatched()
         return []
 
     def _dropped(self, record: SourceRecord) -> None:
         """A record filtered by a transform or skipped by ``errors.tolerance=all``: its offset still counts."""
         self._submitted.submit(record.source_partition, record.source_offset).ack()
+        self._record_dispatched(record)
         self._commit_record(record)
 
     def _convert(self, record: SourceRecord) -> tuple[bytes | None, bytes | None, list[tuple[str, bytes]]] | None:

@@ -80,6 +80,10 @@ class KafkaOffsetStore:
         """Read the offsets topic to its end."""
         self._log.start()
 
+    def refresh(self, timeout: float) -> None:
+        """Read to the end of the topic (with ``read_committed``: to the end of what was committed)."""
+        self._log.read_to_end().result(timeout)
+
     def get(self, keys: list[bytes]) -> dict[bytes, bytes | None]:
         """Stored values of ``keys``."""
         with self._lock:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from connect.api.config import ConfigDef, ConfigKey, ConfigType
-from connect.api.connector import SourceConnector
+from connect.api.connector import ExactlyOnceSupport, SourceConnector
 from connect.api.data import STRING
 from connect.api.errors import ConnectError
 from connect.api.records import SourceRecord
@@ -44,6 +44,10 @@ class FileStreamSourceConnector(SourceConnector):
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         """One task with the connector's config, as Kafka's connector does."""
         return [dict(self._props)]
+
+    def exactly_once_support(self, props: Mapping[str, str]) -> ExactlyOnceSupport:
+        """Supported when reading a file (its byte offsets say where to resume), not standard input."""
+        return ExactlyOnceSupport.SUPPORTED if props.get("file") else ExactlyOnceSupport.UNSUPPORTED
 
     def alter_offsets(self, props: Mapping[str, str], offsets: Mapping[tuple[tuple[str, Any], ...], Any]) -> bool:
         """Offsets are ``{"filename": <file>}`` -> ``{"position": <non-negative int>}``; nothing is kept elsewhere."""

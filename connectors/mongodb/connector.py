@@ -11,7 +11,7 @@ from typing import Any
 from pymongo.errors import PyMongoError
 
 from connect.api.config import ConfigDef, ConfigValue
-from connect.api.connector import SourceConnector
+from connect.api.connector import ExactlyOnceSupport, SourceConnector
 from connect.api.errors import ConnectError
 from connectors.mongodb import config as mongo_config
 from connectors.mongodb import connection, sharding
@@ -61,6 +61,11 @@ class MongoDbConnector(SourceConnector):
 
     def task_class(self) -> type:
         return MongoDbConnectorTask
+
+    def exactly_once_support(self, props: Mapping[str, str]) -> ExactlyOnceSupport:
+        """Supported: every event carries the resume position it was read at (its source offset), and a task
+        resumes from the offsets committed with its last transaction."""
+        return ExactlyOnceSupport.SUPPORTED
 
     def task_configs(self, max_tasks: int) -> list[dict[str, str]]:
         """One task with the connector config unchanged; in replica-set mode one per group of shards."""
