@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 from urllib.parse import quote
 
@@ -197,6 +198,18 @@ async def put_task_configs(connector: str, request: Request) -> Response:
         raise BadRequestError("Task configs must be a JSON array of objects")
     configs = [string_values(c) for c in body]
     await await_future(herder_of(request).put_task_configs(connector, configs))
+    return Response(status_code=204)
+
+
+@route(router, "PUT", "/connectors/{connector:connector}/fence", include_in_schema=False)
+async def fence_zombies(connector: str, request: Request) -> Response:
+    """Internal (KIP-618): the leader fences the connector's previous task generation (forwarded to the leader)."""
+    raw = await request.body()
+    herder = herder_of(request)
+    herder.verify_internal_request(raw, dict(request.headers))
+    if herder.fence_zombies is None:
+        raise BadRequestError("Zombie fencing is only performed by distributed workers")
+    await asyncio.to_thread(herder.fence_zombies, connector)
     return Response(status_code=204)
 
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import quote
 
+from connect.api.errors import ConnectError
 from connect.distributed import session_keys
 from connect.kafka_clients import tls
 from connect.storage.config_state import SessionKey
@@ -106,3 +107,17 @@ def forward_task_configs(leader_url: str, connector: str, configs: list[dict[str
             log.error("[%s] The leader at %s refused the task configs: %s %s", connector, leader_url, reply.status,
                       reply.body[:500].decode("utf-8", "replace"))
     threading.Thread(target=post, name=f"task-configs-{connector}", daemon=True).start()
+
+
+def forward_fence(leader_url: str, connector: str, key: SessionKey | None = None) -> None:
+    """Ask the leader for a round of zombie fencing (Connect's internal ``PUT /connectors/{c}/fence``), signed with
+    the session key; waits for the answer, as an exactly-once task cannot start before it."""
+    headers = session_keys.sign(key, b"") if key is not None else {}
+    url = join(leader_url, f"/connectors/{quote(connector, safe='')}/fence?forward=true")
+    try:
+        reply = send(url, "PUT", None, headers)
+    except OSError as exc:
+        raise ConnectError(f"Forwarding zombie fencing request to the leader at {leader_url} failed: {exc}") from exc
+    if reply.status >= 300:
+        raise ConnectError(f"The leader at {leader_url} refused the zombie fencing request for connector {connector}: "
+                           f"{reply.status} {reply.body[:500].decode('utf-8', 'replace')}")

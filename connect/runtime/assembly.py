@@ -15,6 +15,7 @@ from connect.config.providers import ConfigTransformer
 from connect.distributed import forwarding
 from connect.distributed.cluster import join_group
 from connect.distributed.coordinator import GroupCoordinator
+from connect.distributed.zombie_fencing import ZombieFencing
 from connect.runtime.herder import Herder
 from connect.runtime.membership import Membership
 from connect.runtime.worker import Worker
@@ -56,6 +57,10 @@ class Runtime:
         self.herder = Herder(worker, self.config_store, self.status_store, membership=membership,
                              kafka_cluster_id=self.kafka_cluster_id, ready=ready, stop=stop)
         worker.set_generation(self.herder.membership.generation)
+        if membership is not None:
+            fencing = ZombieFencing(self.herder)
+            self.herder.fence_zombies = fencing.fence
+            worker.fence_zombies = fencing.fence_or_forward
         self.herder.start()
         return self.herder
 

@@ -67,6 +67,8 @@ class Herder:
         self._stop = stop or threading.Event()
         self._deferred: list[tuple[Callable[[], Any], Future[Any]]] = []
         self._thread = threading.Thread(target=self._run, name="herder", daemon=True)
+        self.fence_zombies: Callable[[str], None] | None = None
+        """Performs zombie fencing as the leader (``PUT /connectors/{c}/fence``); set on distributed workers."""
 
     @property
     def _snapshot(self) -> ConfigState:

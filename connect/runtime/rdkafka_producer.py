@@ -179,7 +179,11 @@ class RdKafkaProducer:
 
     def _serve_acks(self) -> None:
         while not self._closed.is_set():
-            self._producer.poll(0.1)
+            try:
+                self._producer.poll(0.1)
+            except confluent_kafka.KafkaException as exc:  # fatal (a fenced transactional producer): said by send
+                log.debug("%s producer poll: %s", self._client_id, exc)
+                self._closed.wait(0.1)
 
     def _on_error(self, error: confluent_kafka.KafkaError) -> None:
         if error.fatal():
@@ -260,7 +264,10 @@ class RdKafkaProducer:
 
     def flush(self, timeout: float | None = None) -> None:
         """Wait for every record sent so far (callbacks included)."""
-        left = self._producer.flush(-1 if timeout is None else timeout)
+        try:
+            left = self._producer.flush(-1 if timeout is None else timeout)
+        except confluent_kafka.KafkaException as exc:
+            raise ConnectError(f"The producer failed: {exc}") from exc
         if left:
             raise RetriableError(f"{left} record(s) still unacknowledged after {timeout} s")
 
@@ -268,6 +275,24 @@ class RdKafkaProducer:
         """Deliver what is queued (bounded), then stop serving acknowledgements; idempotent."""
         if self._closed.is_set():
             return
-        self._producer.flush(-1 if timeout is None else timeout)
+        try:
+            self._producer.flush(-1 if timeout is None else timeout)
+        except confluent_kafka.KafkaException as exc:  # a fatal error (fenced): nothing more can be delivered
+            log.warning("%s producer closed after a fatal error: %s", self._client_id, exc)
         self._closed.set()
         self._poller.join(5)
+
+
+def fence_producers(settings: Mapping[str, Any], transactional_ids: list[str], timeout: float) -> None:
+    """Fence the producers of ``transactional_ids`` (what Java's ``Admin.fenceProducers`` does): an
+    ``InitProducerId`` for each id bumps its epoch, so an older producer with the id can no longer write or commit,
+    and the transaction it left open is aborted."""
+    config, _ = rdkafka_config(settings)
+    for txn_id in transactional_ids:
+        producer = confluent_kafka.Producer({**config, "transactional.id": txn_id, "enable.idempotence": "true"},
+                                            logger=log)
+        try:
+            producer.init_transactions(timeout)
+        except confluent_kafka.KafkaException as exc:
+            raise _transaction_error(f"fence the producers with transactional.id {txn_id}", exc) from exc
+        log.debug("Fenced producers with transactional.id %s", txn_id)

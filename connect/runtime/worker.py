@@ -23,7 +23,7 @@ from connect.config.providers import ConfigTransformer
 from connect.runtime import exactly_once, plugins
 from connect.runtime.error_handling import ErrorHandlingConfig
 from connect.runtime.kafka_python_producer import KafkaPythonProducer
-from connect.runtime.rdkafka_producer import RdKafkaProducer
+from connect.runtime.rdkafka_producer import RdKafkaProducer, fence_producers
 from connect.runtime.transformation_chain import build_chain
 from connect.runtime.worker_config import WorkerConfig, prefixed
 from connect.runtime.worker_source_task import Converters, SourceProducer, TaskStatusListener, WorkerSourceTask
@@ -212,8 +212,8 @@ class Worker(TaskStatusListener):
         return WorkerSourceTask(task_id, task, task_props, converters, producer, self.offset_store, self, **timing,
                                 chain=chain, errors=errors)
 
-    def _transactional_producer(self, task_id: ConnectorTaskId, overrides: dict[str, str]) -> RdKafkaProducer:
-        """An exactly-once task's producer: librdkafka's, ``transactional.id`` ``<group.id>-<connector>-<task>``."""
+    def _transactional_settings(self, task_id: ConnectorTaskId, overrides: dict[str, str]) -> dict[str, Any]:
+        """An exactly-once task's producer settings: ``transactional.id`` ``<group.id>-<connector>-<task>``."""
         overrides = dict(overrides)
         library = overrides.pop("client.library", "librdkafka").strip().lower()
         if library != "librdkafka":
@@ -223,7 +223,18 @@ class Worker(TaskStatusListener):
         base = clients.source_task_producer_settings(self.config.bootstrap_servers, f"connector-producer-{task_id}",
                                                      overrides)
         txn_id = exactly_once.transactional_id(self.config.group_id or "", task_id.connector, task_id.task)
-        return RdKafkaProducer(exactly_once.producer_settings(base, overrides, txn_id))
+        return exactly_once.producer_settings(base, overrides, txn_id)
+
+    def _transactional_producer(self, task_id: ConnectorTaskId, overrides: dict[str, str]) -> RdKafkaProducer:
+        return RdKafkaProducer(self._transactional_settings(task_id, overrides))
+
+    def fence_producers(self, name: str, count: int, connector_props: Mapping[str, str]) -> None:
+        """Fence the transactional producers of tasks ``0..count-1`` of ``name`` (zombie fencing, on the leader)."""
+        props = self.transformer.transform(connector_props)
+        overrides = {**prefixed(self.props, "producer."), **prefixed(props, "producer.override.")}
+        settings = self._transactional_settings(ConnectorTaskId(name, 0), overrides)
+        ids = [exactly_once.transactional_id(self.config.group_id or "", name, i) for i in range(count)]
+        fence_producers(settings, ids, self.config.offset_flush_timeout_ms / 1000 + 60)
 
     def _exactly_once_preflight(self, task_id: ConnectorTaskId) -> None:
         """Before an exactly-once task initializes its producer: its connector's earlier generation is fenced."""

@@ -243,7 +243,10 @@ class WorkerSourceTask:
         except Exception:
             log.exception("%s Final offset commit failed", self.id)
         finally:
-            self._producer.close(timeout=self._flush_timeout)
+            try:
+                self._producer.close(timeout=self._flush_timeout)
+            except Exception:
+                log.exception("%s Closing the producer failed", self.id)
             self._chain.close()
             self._done.set()
 
@@ -371,8 +374,9 @@ class WorkerSourceTask:
             log.exception("%s commit_record failed", self.id)
 
     def _on_error(self, topic: str, exc: BaseException) -> None:
-        log.error("%s Failed to send a record to %s: %s", self.id, topic, exc)
-        self._send_error = exc
+        if self._send_error is None:  # the first failure fails the task; the records after it fail with it
+            log.error("%s Failed to send a record to %s: %s", self.id, topic, exc)
+            self._send_error = exc
 
     def _commit_offsets(self) -> None:
         self._writer.stage(self._submitted.committable())

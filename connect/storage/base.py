@@ -102,6 +102,10 @@ class ConfigStore(ABC):
         self._write(records)
         self._write([(f"commit-{name}", {"tasks": len(configs)})])
 
+    def put_task_count_record(self, name: str, count: int) -> None:
+        """Write ``tasks-fencing-<name>``: the task producers to fence before the next generation (KIP-618)."""
+        self._write([(f"tasks-fencing-{name}", {"task-count": count})])
+
     def put_session_key(self, key: bytes, algorithm: str, created_ms: int) -> None:
         """Write a new session key (leader only, ``sessioned`` protocol)."""
         import base64

@@ -64,6 +64,11 @@ class ConfigState:
     restart_requests: list[RestartRequest] = field(default_factory=list)
     logger_levels: list[tuple[str, str]] = field(default_factory=list)
     session_key: SessionKey | None = None
+    task_count_records: dict[str, int] = field(default_factory=dict)
+    """``tasks-fencing-<connector>``: how many task producers the leader fences before the next generation starts."""
+    pending_fencing: set[str] = field(default_factory=set)
+    """Connectors whose latest task configs came after their latest task count record (KIP-618)."""
+    task_config_generations: dict[str, int] = field(default_factory=dict)
     _pending_tasks: dict[str, dict[int, dict[str, str]]] = field(default_factory=dict)
 
     def connectors(self) -> list[str]:
@@ -95,6 +100,8 @@ class ConfigState:
                 bool(value.get("include-tasks", False)),
                 bool(value.get("only-failed", False)),
             ))
+        elif key.startswith("tasks-fencing-"):
+            self._apply_task_count_record(key.removeprefix("tasks-fencing-"), value)
         elif key == "session-key" and value is not None:
             self._apply_session_key(value)
         elif key.startswith("logger-cluster-") and value is not None and value.get("level"):
@@ -117,7 +124,7 @@ class ConfigState:
             self.connector_configs.pop(name, None)
             self.target_states.pop(name, None)
             self.task_counts.pop(name, None)
-            self._pending_tasks.pop(name, None)
+            self._pending_tasks.pop(name, None)  # task count records outlive the connector, as in Connect
             for task_id in [t for t in self.task_configs if t.connector == name]:
                 del self.task_configs[task_id]
             return
@@ -130,6 +137,15 @@ class ConfigState:
             return
         props = {k: str(v) for k, v in value.get("properties", {}).items()}
         self._pending_tasks.setdefault(name, {})[int(number)] = props
+
+    def _apply_task_count_record(self, name: str, value: dict[str, Any] | None) -> None:
+        count = None if not isinstance(value, dict) else value.get("task-count")
+        if not isinstance(count, int):
+            log.error("Ignoring task count record for connector '%s' because it is in the wrong format: %s", name,
+                      type(value).__name__)
+            return
+        self.task_count_records[name] = count
+        self.pending_fencing.discard(name)
 
     def _apply_session_key(self, value: dict[str, Any]) -> None:
         import base64
@@ -155,3 +171,5 @@ class ConfigState:
             self.task_configs[ConnectorTaskId(name, i)] = pending[i]
         self.task_counts[name] = count
         self._pending_tasks.pop(name, None)
+        self.task_config_generations[name] = self.task_config_generations.get(name, -1) + 1
+        self.pending_fencing.add(name)

@@ -9,7 +9,9 @@ symptom.
 
 from __future__ import annotations
 
+import os
 import random
+import signal
 import threading
 import time
 from collections import defaultdict
@@ -19,7 +21,18 @@ from typing import Any
 import pytest
 from kafka import KafkaConsumer
 
-from tests.integration.support import Worker, assign_from_beginning, create_connector, end_offsets, payload, unique
+from connect.api.errors import ConnectError
+from connect.runtime import exactly_once
+from connect.runtime.rdkafka_producer import RdKafkaProducer, fence_producers
+from tests.integration.support import (
+    Worker,
+    assign_from_beginning,
+    create_connector,
+    end_offsets,
+    payload,
+    read_to_end,
+    unique,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -134,3 +147,111 @@ def test_a_crash_after_acknowledgement_repeats_changes_only_without_exactly_once
     else:
         assert len(repeated) == 5 * PER_BATCH, "at-least-once delivery should repeat the unflushed changes"
         assert all(ops == ["c", "u", "c", "u"] for ops in repeated.values())
+
+
+def _zombie(bootstrap: str, txn_id: str, topic: str) -> RdKafkaProducer:
+    """A transactional producer left with an open transaction holding one record, as a crashed or paused task's."""
+    producer = RdKafkaProducer({"bootstrap.servers": bootstrap, "transactional.id": txn_id,
+                                "enable.idempotence": "true", "acks": "all"})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    producer.send(topic, value=b"zombie", key=None, headers=[], partition=None, timestamp_ms=None)
+    producer.flush(30)  # in the log, not committed
+    return producer
+
+
+def test_an_old_task_producer_cannot_commit_after_its_task_moved(worker_factory: Callable[..., Worker], stack: Any,
+                                                                 tmp_path: Any) -> None:
+    worker = worker_factory({"exactly.once.source.support": "enabled"})
+    group = worker.process.properties["group.id"]
+    name, topic = unique("fence-"), unique("fence-topic-")
+    source = tmp_path / "lines.txt"
+    source.write_text("".join(f"line {i}\n" for i in range(100)))
+    # the task's previous incarnation (same transactional id), stuck in the middle of a transaction
+    zombie = _zombie(stack.kafka_bootstrap, exactly_once.transactional_id(group, name, 0), topic)
+    create_connector(worker, name, {"connector.class": "FileStreamSource", "file": str(source), "topic": topic,
+                                    "exactly.once.support": "required",
+                                    "value.converter": "org.apache.kafka.connect.storage.StringConverter"})
+    consumer = KafkaConsumer(bootstrap_servers=stack.kafka_bootstrap, group_id=None, enable_auto_commit=False,
+                             isolation_level="read_committed")
+    try:
+        assign_from_beginning(consumer, topic, time.monotonic() + 60)
+        values: list[bytes] = []
+        deadline = time.monotonic() + 60
+        while len(values) < 100 and time.monotonic() < deadline:
+            values += [r.value for batch in consumer.poll(timeout_ms=500).values() for r in batch]
+    finally:
+        consumer.close()
+    assert values == [f"line {i}".encode() for i in range(100)]  # the zombie's open transaction was aborted
+    with pytest.raises(ConnectError, match="fenced"):
+        zombie.commit_transaction(30)
+    zombie.close(1)
+    configs = dict(read_to_end(stack.kafka_bootstrap, worker.process.properties["config.storage.topic"]))
+    assert configs[f"tasks-fencing-{name}".encode()] == b'{"task-count":1}'  # as KafkaConfigBackingStore writes it
+
+
+def test_leader_fencing_fences_every_producer_of_the_previous_generation(stack: Any) -> None:
+    """Fewer tasks in the new generation: the leader fences the old task count's transactional ids (InitProducerId),
+    so the producers of tasks that no longer exist cannot commit either."""
+    topic, prefix = unique("fence-gen-"), unique("grp-conn")
+    zombies = [_zombie(stack.kafka_bootstrap, f"{prefix}-{task}", topic) for task in range(3)]
+    fence_producers({"bootstrap.servers": stack.kafka_bootstrap}, [f"{prefix}-{task}" for task in range(3)], 60)
+    for zombie in zombies:
+        with pytest.raises(ConnectError, match="fenced"):
+            zombie.commit_transaction(30)
+        zombie.close(1)
+
+
+FAST_GROUP = {"exactly.once.source.support": "enabled", "session.timeout.ms": "6000", "heartbeat.interval.ms": "1000",
+              "scheduled.rebalance.max.delay.ms": "0"}
+
+
+def _committed_lines(bootstrap: str, topic: str, count: int, timeout: float = 120) -> list[bytes]:
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+                             isolation_level="read_committed")
+    values: list[bytes] = []
+    try:
+        deadline = time.monotonic() + timeout
+        assign_from_beginning(consumer, topic, deadline)
+        while len(values) < count and time.monotonic() < deadline:
+            values += [r.value for batch in consumer.poll(timeout_ms=500).values() for r in batch]
+        ends = consumer.end_offsets(list(consumer.assignment()))  # read_committed: the last stable offsets
+        while any(consumer.position(tp) < end for tp, end in ends.items()) and time.monotonic() < deadline:
+            values += [r.value for batch in consumer.poll(timeout_ms=500).values() for r in batch]
+    finally:
+        consumer.close()
+    return values
+
+
+def test_a_paused_worker_resumed_after_its_task_moved_writes_nothing(worker_factory: Callable[..., Worker],
+                                                                     stack: Any, tmp_path: Any) -> None:
+    first = worker_factory(FAST_GROUP)
+    name, topic = unique("zombie-"), unique("zombie-topic-")
+    source = tmp_path / "lines.txt"
+    source.write_text("".join(f"line {i}\n" for i in range(100)))
+    create_connector(first, name, {"connector.class": "FileStreamSource", "file": str(source), "topic": topic,
+                                   "value.converter": "org.apache.kafka.connect.storage.StringConverter"})
+    assert len(_committed_lines(stack.kafka_bootstrap, topic, 100)) == 100
+    second = worker_factory(FAST_GROUP)
+    workers = {w.process.address.removeprefix("http://"): w for w in (first, second)}
+    status = second.wait_status(name, lambda s: bool(s["tasks"]) and s["tasks"][0]["state"] == "RUNNING"
+                                and s["tasks"][0]["worker_id"] in workers)
+    owner = workers[status["tasks"][0]["worker_id"]]
+    other = second if owner is first else first
+    pid = owner.process.pid
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)  # the owner freezes with its task's producer initialized: a zombie to be
+    try:
+        with source.open("a") as out:
+            out.write("".join(f"line {i}\n" for i in range(100, 200)))
+        other_id = other.process.address.removeprefix("http://")
+        other.wait_status(name, lambda s: bool(s["tasks"]) and s["tasks"][0]["state"] == "RUNNING"
+                          and s["tasks"][0]["worker_id"] == other_id, timeout=120)
+        assert len(_committed_lines(stack.kafka_bootstrap, topic, 200)) >= 200
+    finally:
+        os.kill(pid, signal.SIGCONT)  # the zombie resumes where it was, with lines 100-199 still to send
+    with source.open("a") as out:
+        out.write("".join(f"line {i}\n" for i in range(200, 300)))
+    owner.wait_status(name, lambda s: bool(s["tasks"]) and s["tasks"][0]["state"] == "RUNNING", timeout=120)
+    values = _committed_lines(stack.kafka_bootstrap, topic, 300)
+    assert values == [f"line {i}".encode() for i in range(300)]

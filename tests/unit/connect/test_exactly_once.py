@@ -109,3 +109,37 @@ def test_create_refuses_required_naming_the_field() -> None:
              "exactly.once.support": "required"}
     assert validation_errors(props, config.validation_defaults()) == [
         "exactly.once.support: This worker does not have exactly-once source support enabled."]
+
+
+def test_zombie_fencing_fences_the_previous_generation_once() -> None:
+    """The leader's decisions (Connect's ``doFenceZombieSourceTasks``): nothing to fence for a first generation, the
+    previous task count when task configs changed, nothing when one task follows one task; a task count record
+    after each round, none when no new task configs came since."""
+    from concurrent.futures import Future
+    from types import SimpleNamespace
+    from typing import cast
+
+    from connect.distributed.zombie_fencing import ZombieFencing
+    from connect.runtime.membership import StandaloneMembership
+    from connect.storage.memory import MemoryConfigStore
+
+    def submit(fn: Any) -> Future[Any]:  # the herder thread, inline
+        future: Future[Any] = Future()
+        future.set_result(fn())
+        return future
+
+    configs = MemoryConfigStore()
+    fenced: list[tuple[str, int]] = []
+    herder = SimpleNamespace(submit=submit, config_store=configs, membership=StandaloneMembership(configs),
+                             worker=SimpleNamespace(fence_producers=lambda name, n, _props: fenced.append((name, n))))
+    fencing = ZombieFencing(cast(Any, herder), timeout=10)
+    configs.put_connector_config("c", {"connector.class": FILE_SOURCE, "topic": "t"})
+    rounds: list[tuple[int | None, list[tuple[str, int]]]] = []
+    for tasks in (3, 3, 1, 1):
+        configs.put_task_configs("c", [{"topic": "t"}] * tasks)
+        fencing.fence("c")
+        fencing.fence("c")  # a second task of the same generation: nothing pending any more
+        rounds.append((configs.snapshot().task_count_records.get("c"), list(fenced)))
+        fenced.clear()
+    assert rounds == [(3, []), (3, [("c", 3)]), (1, [("c", 3)]), (1, [])]
+    assert "c" not in configs.snapshot().pending_fencing
