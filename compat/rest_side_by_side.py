@@ -10,10 +10,10 @@ sets and their order, at every level), its values (except the run- or implementa
 :data:`RUN_SPECIFIC`: worker ids, timestamps, documentation text, the installed plugins) and the headers clients
 use (:data:`COMPARED_HEADERS`).
 
-Prints a table and exits 1 if a status code, a key set, a value or a header differs, except for the few differences listed, each
-with its reason, in :data:`KNOWN_DIFFERENCES`; a status poll that reaches its state on one side only (e.g.
-PAUSED) also counts as a difference. Value type differences (a string where Java has a number) and arrays empty on
-one side only are listed without failing. With ``--work-dir`` every request and both answers are kept in
+Prints a table and exits 1 if a status code, a key set, a value or a header differs, except for the few differences
+listed, each with its reason, in :data:`KNOWN_DIFFERENCES`; a status poll that reaches its state on one side only
+(e.g. PAUSED) also counts as a difference. Value type differences (a string where Java has a number) and arrays
+empty on one side only are listed without failing. With ``--work-dir`` every request and both answers are kept in
 ``replies.json`` there. Every process it starts is stopped before it returns. Takes about 30-60 s.
 """
 

@@ -12,7 +12,9 @@ from bson import json_util
 
 from connect.api.config import ConfigDef, ConfigKey, ConfigType, parse_bool, parse_list
 from connect.api.errors import ConfigError
+from connectors.mongodb import debezium_keys
 from connectors.mongodb.capture_config import CAPTURE_DEF, CaptureOptions, validate_capture
+from connectors.mongodb.debezium_keys import DEBEZIUM_KEYS_DEF, HonouredOptions
 from connectors.mongodb.naming import NAMING_DEF, TopicNaming, validate_naming
 
 SPLIT_MODES = ("auto", "always", "never")
@@ -148,7 +150,7 @@ CONFIG_DEF = ConfigDef((
     _key("snapshot.mode", default=SnapshotMode.INITIAL.value, group="Connector", order=19,
          validators=_enum(SnapshotMode), doc="When to copy the captured collections before streaming: initial, "
                                               "initial_only, no_data (never), when_needed or always."),
-    _key("snapshot.fetch.size", ConfigType.INT, "0", group="Connector", order=20, validators=(_non_negative,),
+    _key("snapshot.fetch.size", ConfigType.INT, None, group="Connector", order=20, validators=(_non_negative,),
          doc="Documents per batch while snapshotting (0: the server's default)."),
     _key("snapshot.max.threads", ConfigType.INT, "1", group="Connector", order=23, validators=(_positive,),
          doc="Threads reading the initial snapshot, across and within collections (chunks of _id values)."),
@@ -175,7 +177,7 @@ CONFIG_DEF = ConfigDef((
     _key("signal.kafka.groupId", default="kafka-signal", group="Connector", order=30,
          doc="The consumer group whose committed position on the signal topic is used when the connector's offsets "
              "hold none (committed when the task stops)."),
-    _key("signal.poll.interval.ms", ConfigType.INT, "5000", group="Connector", order=31, validators=(_non_negative,),
+    _key("signal.poll.interval.ms", ConfigType.LONG, "5000", group="Connector", order=31, validators=(_non_negative,),
          doc="Milliseconds between reads of the Kafka signal topic."),
     _key("incremental.snapshot.chunk.size", ConfigType.INT, "1024", group="Connector", order=32,
          validators=(_positive,), doc="Documents read per chunk of an incremental snapshot."),
@@ -183,7 +185,7 @@ CONFIG_DEF = ConfigDef((
          doc="Milliseconds between heartbeat records (0: none); they keep offsets moving on idle or filtered streams."),
     _key("extended.headers.enabled", ConfigType.BOOLEAN, "true", group="Connector", order=18,
          doc="Whether to add the __debezium.context.* headers to data records."),
-)) + CAPTURE_DEF + NAMING_DEF
+)) + CAPTURE_DEF + NAMING_DEF + DEBEZIUM_KEYS_DEF
 
 
 def _filter_problem(text: str | None) -> str | None:
@@ -221,6 +223,9 @@ def validate(props: Mapping[str, str]) -> list:  # type: ignore[type-arg]
     channels = [c.lower() for c in parse_list(props.get("signal.enabled.channels") or "source")]
     if "kafka" in channels and not props.get("signal.kafka.bootstrap.servers"):
         by_name["signal.kafka.bootstrap.servers"].errors.append("Required when signal.enabled.channels has kafka")
+    by_name["signal.enabled.channels"].errors.extend(debezium_keys.signal_channel_errors(props))
+    for key, message in debezium_keys.refusals(props):
+        by_name[key].errors.append(message)
     scope = (props.get("capture.scope") or "deployment").strip().lower()
     if scope in ("database", "collection") and not props.get("capture.target"):
         by_name["capture.target"].errors.append(f"A target is required for capture.scope={scope}")
@@ -271,6 +276,7 @@ class MongoDbConfig:
     signal_kafka_settings: Mapping[str, str] = field(default_factory=dict)
     signal_poll_interval_ms: int = 5000
     incremental_chunk_size: int = 1024
+    honoured: HonouredOptions = field(default_factory=HonouredOptions)
     naming: TopicNaming | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -336,6 +342,7 @@ class MongoDbConfig:
                                       if k.startswith("signal.consumer.")}},
             signal_poll_interval_ms=integer("signal.poll.interval.ms", 5000),
             incremental_chunk_size=integer("incremental.snapshot.chunk.size", 1024),
+            honoured=HonouredOptions.parse(props),
             naming=TopicNaming.from_props(props),
         )
 

@@ -18,6 +18,7 @@ connection string's value, as in Debezium.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Mapping
 from enum import Enum
@@ -27,7 +28,8 @@ import pymongo
 from pymongo import uri_parser
 from pymongo.errors import ConfigurationError, OperationFailure, PyMongoError
 
-from connect.api.errors import ConnectError
+from connect.api.errors import ConfigError, ConnectError
+from connect.kafka_clients import tls
 from connectors.mongodb.config import MongoDbConfig
 
 AUTH_CODES = frozenset((18, 13))
@@ -51,14 +53,72 @@ def client_options(config: MongoDbConfig) -> dict[str, Any]:
         options["tls"] = True
         if capture.ssl_invalid_hostname_allowed:
             options["tlsAllowInvalidHostnames"] = True
+        honoured = config.honoured
         if capture.ssl_ca_file:
-            options["tlsCAFile"] = capture.ssl_ca_file
+            options["tlsCAFile"] = _pem_truststore(capture.ssl_ca_file, honoured.truststore_type,
+                                                   honoured.truststore_password)
         if capture.ssl_cert_file:
-            options["tlsCertificateKeyFile"] = capture.ssl_cert_file
-        if capture.ssl_cert_password:
-            options["tlsCertificateKeyFilePassword"] = capture.ssl_cert_password
+            options["tlsCertificateKeyFile"], password = _pem_keystore(
+                capture.ssl_cert_file, honoured.keystore_type, capture.ssl_cert_password)
+            if password:
+                options["tlsCertificateKeyFilePassword"] = password
     in_uri = {k.lower() for k in uri_parser.parse_uri(config.connection_string, validate=False)["options"]}
     return {k: v for k, v in options.items() if k.lower() not in in_uri}
+
+
+_converted: dict[tuple[str, float, str], tuple[str, str | None]] = {}
+
+
+def _is_pem(path: str, kind: str) -> bool:
+    if kind == "PEM":
+        return True
+    try:
+        with open(path, "rb") as f:
+            return f.read(64).lstrip().startswith(b"-----BEGIN")
+    except OSError:
+        return False  # the store reader names the key and the error
+
+
+def _store_key(path: str, kind: str) -> tuple[str, float, str]:
+    try:
+        return path, os.stat(path).st_mtime, kind
+    except OSError:
+        return path, 0.0, kind
+
+
+def _pem_truststore(path: str, kind: str, password: str | None) -> str:
+    """A PEM file of the CA certificates of ``mongodb.ssl.truststore``: the file itself when it is PEM, else the
+    PKCS12/JKS store's certificates in memory (the driver reads PEM files only)."""
+    if _is_pem(path, kind):
+        return path
+    key = _store_key(path, kind)
+    if key not in _converted:
+        try:
+            certs = tls.trusted_certificates({"ssl.truststore.location": path, "ssl.truststore.type": kind,
+                                              "ssl.truststore.password": password})
+        except ConfigError as exc:
+            raise ConfigError("mongodb.ssl.truststore", path, exc.reason) from exc
+        _converted[key] = tls.lasting_memory_file(tls.pem_certificates(certs or [])), None
+    return _converted[key][0]
+
+
+def _pem_keystore(path: str, kind: str, password: str | None) -> tuple[str, str | None]:
+    """A PEM file with the client key and chain of ``mongodb.ssl.keystore`` and the key's password: the file
+    itself when it is PEM, else the PKCS12/JKS store's key re-encrypted with a one-time password, in memory."""
+    if _is_pem(path, kind):
+        return path, password
+    key = _store_key(path, kind)
+    if key not in _converted:
+        try:
+            material = tls.key_material({"ssl.keystore.location": path, "ssl.keystore.type": kind,
+                                         "ssl.keystore.password": password, "ssl.key.password": password})
+        except ConfigError as exc:
+            raise ConfigError("mongodb.ssl.keystore", path, exc.reason) from exc
+        if material is None:
+            raise ConfigError("mongodb.ssl.keystore", path, "the keystore holds no private key")
+        pem, one_time = tls.pem_key_and_chain(*material)
+        _converted[key] = tls.lasting_memory_file(pem), one_time
+    return _converted[key]
 
 
 def new_client(config: MongoDbConfig, uri: str | None = None) -> pymongo.MongoClient[dict[str, Any]]:

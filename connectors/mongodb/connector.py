@@ -14,7 +14,7 @@ from connect.api.config import ConfigDef, ConfigValue
 from connect.api.connector import ExactlyOnceSupport, SourceConnector
 from connect.api.errors import ConnectError
 from connectors.mongodb import config as mongo_config
-from connectors.mongodb import connection, sharding
+from connectors.mongodb import connection, debezium_keys, sharding
 from connectors.mongodb.capture_config import ConnectionMode
 from connectors.mongodb.task import MongoDbConnectorTask
 
@@ -35,6 +35,7 @@ class MongoDbConnector(SourceConnector):
             log.error("[%s] The '%s' value is invalid: %s", props.get("name"), name, message)
         if problems:
             raise ConnectError("Error configuring an instance of MongoDbConnector; check the logs for details")
+        debezium_keys.warn_ignored(props, str(props.get("name")))
         self._props = dict(props)
         self._monitor: sharding.TopologyMonitor | None = None
         self._shards: list[sharding.Shard] = []

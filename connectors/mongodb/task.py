@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 import uuid
 from collections.abc import Mapping
 from typing import Any
@@ -29,7 +30,7 @@ from connectors.mongodb.connection import Backoff, Fault, auth_message, classify
 from connectors.mongodb.event_converter import ChangeEventConverter
 from connectors.mongodb.position import Position
 from connectors.mongodb.snapshot.runner import SnapshotRunner
-from connectors.mongodb.streaming.capture import POLL_AWAIT_MS, StreamCapture, rs_label
+from connectors.mongodb.streaming.capture import StreamCapture, rs_label
 from connectors.mongodb.streaming.metrics import StreamingMetrics
 from connectors.mongodb.streaming.signal_dispatch import SignalDispatcher, SignalSettings
 
@@ -58,6 +59,7 @@ class MongoDbConnectorTask(SourceTask):
         self._streaming = self.config.snapshot_mode is not SnapshotMode.INITIAL_ONLY
         self._snapshots = SnapshotRunner(self.config, self.name, self.tag, self.task_id, self._stopping)
         self._signals: SignalDispatcher | None = None
+        self._stream_from: float | None = None
         try:
             for rs, uri in sharding.assigned_replica_sets(props, self.config.connection_string):
                 self.streams.append(self._make_stream(rs, uri, run_id))
@@ -85,9 +87,12 @@ class MongoDbConnectorTask(SourceTask):
                         self.tag, len(self.streams))
             return None
         stream = self.streams[0]
+        honoured = config.honoured
         settings = SignalSettings(config.topic_prefix, config.signal_data_collection, config.signal_kafka_topic,
                                   config.signal_kafka_settings, config.signal_poll_interval_ms,
-                                  config.incremental_chunk_size)
+                                  config.incremental_chunk_size, "source" in honoured.signal_channels,
+                                  honoured.signal_kafka_poll_timeout_ms,
+                                  honoured.watermarking == "INSERT_DELETE")
 
         def collections() -> list[str]:
             return [f"{db}.{coll}" for db, coll in snapshot.captured_collections(stream.client, stream.captured)]
@@ -161,21 +166,22 @@ class MongoDbConnectorTask(SourceTask):
                     rs_label(stream), self._backoff.remaining(), exc)
 
     def poll(self) -> list[SourceRecord] | None:
-        """Up to ``max.batch.size`` events' records; returns after about half a second when idle."""
+        """Up to ``max.batch.size`` events' records; returns after ``poll.interval.ms`` when idle."""
         if self._stopped:
             return None
         if self._snapshots.active:
             return self._snapshots.poll()
+        interval = self.config.honoured.poll_interval_ms / 1000
         if not self._streaming:
-            self._stopping.wait(POLL_AWAIT_MS / 1000)
+            self._stopping.wait(interval)
             return None
-        wait = self._backoff.remaining()
+        wait = max(self._backoff.remaining(), self._streaming_delay())
         if wait > 0:
-            self._stopping.wait(min(wait, POLL_AWAIT_MS / 1000))
+            self._stopping.wait(min(wait, interval))
             return None
         records: list[SourceRecord] = []
         share = max(self.config.max_batch_size // len(self.streams), 1)
-        timeout = POLL_AWAIT_MS / 1000 / len(self.streams)
+        timeout = interval / len(self.streams)
         for stream in self.streams:
             if self._stopped or self._snapshots.active:
                 break
@@ -196,6 +202,16 @@ class MongoDbConnectorTask(SourceTask):
             if (blocking := self._signals.take_blocking()) is not None:
                 self._snapshots.start_blocking(self.streams[0], blocking)
         return records or None
+
+    def _streaming_delay(self) -> float:
+        """Seconds left of ``streaming.delay.ms``, counted from the first poll that would stream."""
+        delay_ms = self.config.honoured.streaming_delay_ms
+        if not delay_ms:
+            return 0.0
+        if self._stream_from is None:
+            self._stream_from = time.monotonic() + delay_ms / 1000
+            log.info("[%s] Streaming starts in %d ms (streaming.delay.ms)", self.tag, delay_ms)
+        return self._stream_from - time.monotonic()
 
     def metrics(self) -> list[Metric]:
         """Debezium's snapshot metrics (context ``snapshot``) and streaming metrics of this task."""

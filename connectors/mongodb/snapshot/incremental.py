@@ -3,12 +3,14 @@
 Per chunk: insert ``{_id: "<chunk>-open", type: "snapshot-window-open"}`` into the signal collection, read up to
 ``incremental.snapshot.chunk.size`` documents after the last key (in ``_id`` order, up to the key that was the
 largest when the collection started, with the signal's additional condition), buffer them by key, then insert
-``"<chunk>-close"``. When the stream delivers the open watermark the window opens; while it is open a streamed
-event of the collection whose key is buffered drops the buffered read (the streamed event is newer). When the close
-watermark arrives the remaining reads are emitted as ``r`` records with ``source.snapshot = incremental`` and the
-next chunk is read. The state rides on the records' offsets in Debezium's keys (``incremental_snapshot_collections``,
-``..._primary_key``, ``..._maximum_key``; :mod:`.incremental_state`), each ``r`` record's own
-``_id`` as the last key sent, so a restart - ours or Debezium's - continues after the last record committed.
+``"<chunk>-close"`` (with ``incremental.snapshot.watermarking.strategy=INSERT_DELETE``: delete ``"<chunk>-open"``
+instead, its delete event closing the window). When the stream delivers the open watermark the window opens; while
+it is open a streamed event of the collection whose key is buffered drops the buffered read (the streamed event is
+newer). When the close watermark arrives the remaining reads are emitted as ``r`` records with ``source.snapshot =
+incremental`` and the next chunk is read. The state rides on the records' offsets in Debezium's keys
+(``incremental_snapshot_collections``, ``..._primary_key``, ``..._maximum_key``; :mod:`.incremental_state`), each
+``r`` record's own ``_id`` as the last key sent, so a restart - ours or Debezium's - continues after the last
+record committed.
 """
 
 from __future__ import annotations
@@ -45,7 +47,11 @@ class _Pending:
 class IncrementalSnapshot:
     """The running incremental snapshot of one task (driven by the polling thread)."""
 
-    def __init__(self, client: Any, signal_ns: str, events: ChangeEventConverter, chunk_size: int, tag: str) -> None:
+    def __init__(self, client: Any, signal_ns: str, events: ChangeEventConverter, chunk_size: int, tag: str,
+                 delete_open: bool = False) -> None:
+        """``delete_open``: close each window by deleting its open watermark (Debezium's ``INSERT_DELETE``
+        watermarking strategy) rather than inserting a close watermark (``INSERT_INSERT``)."""
+        self._delete_open = delete_open
         self._client = client
         self._signal_db, _, self._signal_coll = signal_ns.partition(".")
         self._events = events
@@ -136,11 +142,16 @@ class IncrementalSnapshot:
                 signals.insert_one({"_id": f"{chunk_id}-open", "type": "snapshot-window-open", "payload": ""})
                 docs = self._read(current, db, coll)
                 if not docs:
+                    if self._delete_open:
+                        signals.delete_one({"_id": f"{chunk_id}-open"})
                     self._finish(current)
                     continue
                 self._chunk_id, self._read_ahead, self._chunk_last = chunk_id, current, docs[-1]["_id"]
                 self._buffer = {sort_key(d["_id"]): d for d in docs}
-                signals.insert_one({"_id": f"{chunk_id}-close", "type": "snapshot-window-close", "payload": ""})
+                if self._delete_open:
+                    signals.delete_one({"_id": f"{chunk_id}-open"})
+                else:
+                    signals.insert_one({"_id": f"{chunk_id}-close", "type": "snapshot-window-close", "payload": ""})
             except PyMongoError as exc:
                 log.warning("[%s] Incremental snapshot of %s skipped: %s", self._name, current.ns, exc)
                 self._reset_window()
@@ -177,7 +188,10 @@ class IncrementalSnapshot:
         if ns.get("db") == self._signal_db and ns.get("coll") == self._signal_coll:
             doc_id = (event.get("documentKey") or {}).get("_id")
             if doc_id == f"{self._chunk_id}-open":
-                self._window_open = True
+                if event.get("operationType") != "delete":
+                    self._window_open = True
+                elif self._delete_open:
+                    return self._close(offset())
             elif doc_id == f"{self._chunk_id}-close":
                 return self._close(offset())
             return []

@@ -15,6 +15,7 @@ from typing import Any
 
 from bson import Timestamp
 
+from connect.api.errors import DataError
 from connect.api.records import SourceRecord
 from connectors.mongodb import extjson
 from connectors.mongodb.capture_config import FullUpdateType
@@ -134,7 +135,8 @@ class StreamCapture:
     def start(self) -> None:
         """Open the change stream on the calling thread (errors surface here), then read ahead."""
         self._merger = FragmentMerger()
-        self._fetcher = ChangeStreamFetcher.open(self._open_stream, self.config.max_queue_size, self.label)
+        self._fetcher = ChangeStreamFetcher.open(self._open_stream, self.config.max_queue_size, self.label,
+                                                 self.config.honoured.max_queue_bytes)
         self.metrics.connected = True
 
     def _open_stream(self) -> tuple[Any, Decoder]:
@@ -204,15 +206,37 @@ class StreamCapture:
             event = selected.event(event)
         ts_ms = source_ts_ms(event)
         if self.transactions is None:
-            records.extend(self.events.to_records(event))
+            converted = self._convert(event)
         else:
             session = session_txn(event) if "lsid" in event or "txnNumber" in event else None
             txn = transaction_id(session[0], session[1]) if session else None
             before, block = self.transactions.on_event(txn, f"{db}.{coll}", ts_ms, previous)
             records.extend(before)
-            records.extend(self.events.to_records(event, block, self.transactions.offset))
+            converted = self._convert(event, block, self.transactions.offset)
             self.metrics.counts["NumberOfCommittedTransactions"] = self.transactions.committed
+        if converted is None:
+            self.metrics.count("NumberOfErroneousEvents")
+            return
+        records.extend(converted)
         self.metrics.event(op, ts_ms)
+
+    def _convert(self, event: dict[str, Any], *block: Any) -> list[SourceRecord] | None:
+        """The event's records; None when it cannot be converted and ``event.processing.failure.handling.mode``
+        says to skip it (``fail``, the default, raises)."""
+        try:
+            return self.events.to_records(event, *block)
+        except Exception as exc:
+            mode = self.config.honoured.failure_mode
+            where = Position.from_event(event).to_offset()
+            if mode == "fail":
+                raise DataError(f"Error while processing the change event at {where}: {exc} (the event can be "
+                                f"skipped with event.processing.failure.handling.mode=warn or skip)") from exc
+            if mode == "warn":
+                log.warning("[%s] Skipped a change event that cannot be processed, at %s: %s", self.label, where,
+                            exc, exc_info=exc)
+            else:
+                log.debug("[%s] Skipped a change event that cannot be processed, at %s: %s", self.label, where, exc)
+            return None
 
 
 def rs_label(stream: StreamCapture) -> str:

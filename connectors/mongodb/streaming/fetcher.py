@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+import bson
 from pymongo.errors import PyMongoError
 
 from connectors.mongodb.streaming.raw_events import Decoder
@@ -29,6 +30,12 @@ POSITION = "__position__"
 token, valid once every event before it has been taken."""
 
 
+def _bson_size(event: Any) -> int:
+    """The BSON size of an event as read: its raw bytes, else its encoding."""
+    raw = getattr(event, "raw", None)
+    return len(raw) if raw is not None else len(bson.encode(event))
+
+
 def _buffered(stream: Any) -> bool:
     """Whether the stream holds more events in memory (the next ``try_next`` needs no round trip)."""
     data = getattr(getattr(stream, "_cursor", None), "_data", None)
@@ -38,7 +45,10 @@ def _buffered(stream: Any) -> bool:
 class ChangeStreamFetcher:
     """One change stream, read ahead into at most about ``capacity`` events."""
 
-    def __init__(self, stream: Any, capacity: int, name: str, decoder: Decoder | None = None) -> None:
+    def __init__(self, stream: Any, capacity: int, name: str, decoder: Decoder | None = None,
+                 max_bytes: int = 0) -> None:
+        """``capacity``: events read ahead (``max.queue.size``); ``max_bytes``: their BSON bytes
+        (``max.queue.size.in.bytes``, 0 for no byte limit)."""
         self._stream = stream
         self._decoder = decoder
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=max(2, capacity // CHUNK))
@@ -46,15 +56,18 @@ class ChangeStreamFetcher:
         self._stop = threading.Event()
         self._error: PyMongoError | None = None
         self._queued = 0
+        self._max_bytes = max_bytes
+        self._bytes = 0  # BSON bytes in the queue (counted only with a byte limit)
+        self._room = threading.Condition()
         self._thread = threading.Thread(target=self._run, name=f"{name}-fetcher", daemon=True)
 
     @classmethod
     def open(cls, open_stream: Callable[[], tuple[Any, Decoder | None]], capacity: int,
-             name: str) -> ChangeStreamFetcher:
+             name: str, max_bytes: int = 0) -> ChangeStreamFetcher:
         """Open the stream on the calling thread (so connection errors surface there), then read ahead.
         ``open_stream`` gives the stream and, for a raw BSON one, the decoder of its events."""
         stream, decoder = open_stream()
-        fetcher = cls(stream, capacity, name, decoder)
+        fetcher = cls(stream, capacity, name, decoder, max_bytes)
         fetcher._thread.start()
         return fetcher
 
@@ -62,12 +75,16 @@ class ChangeStreamFetcher:
         batch: list[dict[str, Any]] = []
         marked: Any = None
         decoder = self._decoder
+        size = 0
         try:
             while not self._stop.is_set():
                 event = self._stream.try_next()
                 if event is not None:
+                    if self._max_bytes:
+                        size += _bson_size(event)
                     batch.append(event if decoder is None else decoder.event(event))
-                    if len(batch) < CHUNK and _buffered(self._stream):
+                    if len(batch) < CHUNK and _buffered(self._stream) \
+                            and not (self._max_bytes and self._bytes + size >= self._max_bytes):
                         continue
                 else:
                     token = self._stream.resume_token
@@ -77,17 +94,29 @@ class ChangeStreamFetcher:
                         batch.append({POSITION: token})
                         marked = token
                 if batch:
+                    self._wait_for_room()
                     self._queued += len(batch)
-                    self._put(batch)
-                    batch = []
+                    self._put((batch, size))
+                    batch, size = [], 0
         except PyMongoError as exc:
             if not self._stop.is_set():
                 if batch:
-                    self._put(batch)
+                    self._put((batch, size))
                 self._error = exc
                 self._put(_FAILED)
 
+    def _wait_for_room(self) -> None:
+        """With a byte limit: until the queue holds fewer bytes than the limit (one batch may pass it)."""
+        if not self._max_bytes:
+            return
+        with self._room:
+            while self._bytes >= self._max_bytes and not self._stop.is_set():
+                self._room.wait(0.5)
+
     def _put(self, item: Any) -> None:
+        if self._max_bytes and item is not _FAILED:
+            with self._room:
+                self._bytes += item[1]
         while not self._stop.is_set():
             try:
                 self._queue.put(item, timeout=0.5)
@@ -129,13 +158,25 @@ class ChangeStreamFetcher:
             return False
         if item is _FAILED:
             self._pending.append(item)
-        else:
-            self._pending.extend(item)
+            return True
+        events, size = item
+        self._pending.extend(events)
+        if self._max_bytes:
+            with self._room:
+                self._bytes -= size
+                self._room.notify()
         return True
+
+    @property
+    def queued_bytes(self) -> int:
+        """BSON bytes of the batches read ahead and still queued (0 without a byte limit)."""
+        return self._bytes
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop reading and close the stream; idempotent."""
         self._stop.set()
+        with self._room:
+            self._room.notify_all()
         try:
             self._stream.close()
         except PyMongoError:

@@ -43,6 +43,9 @@ class SignalSettings:
     kafka_settings: Mapping[str, str]
     poll_interval_ms: int
     chunk_size: int
+    source_channel: bool = True  # "source" in signal.enabled.channels: inserts into data_collection are signals
+    kafka_poll_timeout_ms: int = 0  # signal.kafka.poll.timeout.ms
+    delete_open_watermark: bool = False  # incremental.snapshot.watermarking.strategy=INSERT_DELETE
 
 
 class SignalDispatcher:
@@ -58,7 +61,7 @@ class SignalDispatcher:
         self.incremental: IncrementalSnapshot | None = None
         if settings.data_collection:
             self.incremental = IncrementalSnapshot(client, settings.data_collection, events, settings.chunk_size,
-                                                   tag)
+                                                   tag, settings.delete_open_watermark)
             self.incremental.restore(stored)
         self._reader: TopicReader | None = None
         self._signal_offset = Position.from_offset(stored).signal_offset if stored else None
@@ -72,7 +75,8 @@ class SignalDispatcher:
     def on_event(self, event: Mapping[str, Any], offset: Callable[[], Mapping[str, Any]]) -> list[SourceRecord]:
         """Act on a signal-collection insert; feed the watermark algorithm; records it emits now."""
         ns = event.get("ns") or {}
-        if self._settings.data_collection and event.get("operationType") == "insert" \
+        if self._settings.source_channel and self._settings.data_collection \
+                and event.get("operationType") == "insert" \
                 and f"{ns.get('db')}.{ns.get('coll')}" == self._settings.data_collection:
             doc = plain(event.get("fullDocument") or {})
             if doc.get("type") not in WATERMARK_TYPES:
@@ -85,7 +89,7 @@ class SignalDispatcher:
         """Read Kafka signals and the next incremental chunk (the records were stamped as they were made)."""
         if self._reader is not None and time.monotonic() >= self._next_kafka_poll:
             self._next_kafka_poll = time.monotonic() + self._settings.poll_interval_ms / 1000
-            for record in self._reader.poll(0):
+            for record in self._reader.poll(self._settings.kafka_poll_timeout_ms / 1000):
                 self._safely(functools.partial(signals.from_kafka, record.key, record.value,
                                                self._settings.topic_prefix), "Kafka signal topic")
                 self._signal_offset = record.offset

@@ -503,7 +503,8 @@ def test_mongodb_report_has_framework_then_connector_keys_and_every_error() -> N
     assert names[:2] == ["name", "connector.class"]
     assert names.index("offsets.storage.topic") < names.index("topic.prefix")
     assert report["groups"] == ["Common", "Transforms", "Predicates", "Error Handling", "Topic Creation",
-                                "Exactly Once Support", "offsets.topic", "MongoDB", "Connector", "Filters"]
+                                "Exactly Once Support", "offsets.topic", "MongoDB", "Connector", "Filters",
+                                "Events"]
     errors_by_key = _errors(report)
     assert errors_by_key["tasks.max"] == ["Invalid value 0 for configuration tasks.max: Value must be at least 1"]
     assert errors_by_key["topic.prefix"] == ['Missing required configuration "topic.prefix" which has no default value.']
