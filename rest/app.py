@@ -97,6 +97,7 @@ def create_app(herder: Herder, credentials: dict[str, str] | None = None) -> Fas
     app = FastAPI(title="Kafka Connect REST API", version=plugins.VERSION, redirect_slashes=False,
                   docs_url=None, redoc_url=None)
     app.state.herder = herder
+    app.state.metrics_registry = metrics.registry_for(herder)
     app.state.publish_cluster_level = lambda namespace, level: herder.publish_logger_level(namespace, level)
     for module in (root, connectors, plugin_routes, loggers, metrics):
         app.include_router(module.router)

@@ -12,7 +12,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-MetricKind = Literal["gauge", "counter"]
+MetricKind = Literal["gauge", "counter", "untyped"]
+"""A ``counter`` is exported as such when its name ends in ``_total``; otherwise as ``untyped``, as the JMX
+exporter rules of Debezium's examples export Debezium's counters (``debezium_metrics_TotalNumberOfEventsSeen``)."""
 
 
 @dataclass(frozen=True)

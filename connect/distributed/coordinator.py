@@ -19,6 +19,7 @@ from connect.distributed.forwarding import forward_task_configs
 from connect.runtime.membership import RebalanceListener
 from connect.runtime.rest_errors import ConflictError
 from connect.runtime.worker_config import WorkerConfig
+from connect.runtime.worker_metrics import RebalanceMetrics
 from connect.storage.base import ConfigStore
 from connect.storage.config_state import ConfigState, ConnectorTaskId
 
@@ -31,15 +32,16 @@ class GroupCoordinator:
     poll_timeout = 0.2
 
     def __init__(self, cluster: ClusterView, config: WorkerConfig, config_store: ConfigStore,
-                 ready: threading.Event, stop: threading.Event) -> None:
+                 ready: threading.Event, stop: threading.Event, rebalance: RebalanceMetrics | None = None) -> None:
         """``ready`` is set once the herder started (before it, a config-topic mismatch is fatal); ``stop`` is the
-        herder's stop event, so waits end when the worker stops."""
+        herder's stop event, so waits end when the worker stops; ``rebalance`` records the rebalances."""
         self.cluster = cluster
         self._config = config
         self._config_store = config_store
         self._ready = ready
         self._stop = stop
         self._sync_timeout = config.worker_sync_timeout_ms / 1000
+        self._rebalance = rebalance or RebalanceMetrics()
 
     @property
     def rebalancing(self) -> bool:
@@ -70,6 +72,8 @@ class GroupCoordinator:
             log.info("Rebalance started: stopping every connector and task of this worker (eager protocol)")
             listener.revoke_all()
             cluster.revoke()
+        if cluster.member.rebalancing:
+            self._rebalance.started()
         try:
             cluster.member.poll(0.5)
         except Exception as exc:  # noqa: BLE001 - membership errors are retried on the next tick
@@ -99,6 +103,7 @@ class GroupCoordinator:
             self._config_store.refresh(self._sync_timeout)
         snapshot = self._config_store.snapshot()
         cluster.apply(received, snapshot)
+        self._rebalance.completed_with(received.generation, received.assignment.leader_url, received.protocol)
         self._ensure_session_key(snapshot)
         if received.revoked:  # incremental cooperative: stop what was taken away, then a follow-up round
             listener.stop_unowned()

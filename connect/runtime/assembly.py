@@ -53,7 +53,8 @@ class Runtime:
         membership: Membership | None = None
         if self.group_settings is not None:
             cluster = join_group(self.config, self.group_settings, self.config_store, ready)
-            membership = GroupCoordinator(cluster, self.config, self.config_store, ready, stop)
+            membership = GroupCoordinator(cluster, self.config, self.config_store, ready, stop,
+                                          worker.worker_metrics.distributed())
         self.herder = Herder(worker, self.config_store, self.status_store, membership=membership,
                              kafka_cluster_id=self.kafka_cluster_id, ready=ready, stop=stop)
         worker.set_generation(self.herder.membership.generation)

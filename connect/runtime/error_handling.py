@@ -88,6 +88,15 @@ class RetryWithToleranceOperator:
         self._stop = stop
         self.failures = 0
         self.skipped = 0
+        self.retries = 0
+        self.errors_logged = 0
+        self.last_error_ms = 0
+
+    def metrics(self) -> dict[str, float]:
+        """Connect's ``task-error-metrics`` attributes (dashes as underscores)."""
+        return {"total_record_errors": self.failures, "total_record_failures": self.failures + self.retries,
+                "total_records_skipped": self.skipped, "total_retries": self.retries,
+                "total_errors_logged": self.errors_logged, "last_error_timestamp": self.last_error_ms}
 
     def execute(self, stage: Stage, executing: object, operation: Callable[[], T], record: SourceRecord) -> T:
         """``operation()``, retried and tolerated as configured; :data:`FAILED` when the record is skipped."""
@@ -95,6 +104,7 @@ class RetryWithToleranceOperator:
             return self._with_retries(operation)
         except Exception as exc:
             self.failures += 1
+            self.last_error_ms = time.time_ns() // 1_000_000
             self._report(stage, executing, record, exc)
             if not self.config.tolerance_all:
                 raise ConnectError("Tolerance exceeded in error handler") from exc
@@ -116,12 +126,14 @@ class RetryWithToleranceOperator:
                 delay = min(INITIAL_BACKOFF_MS * 2 ** (attempt - 1), self.config.retry_delay_max_ms)
                 if timeout > 0:
                     delay = min(delay, max(timeout - elapsed_ms, 0))
+                self.retries += 1
                 log.debug("%s Retriable error, attempt %d, retrying in %d ms", self.task, attempt, delay)
                 self._stop.wait(delay / 1000)
 
     def _report(self, stage: Stage, executing: object, record: SourceRecord, exc: BaseException) -> None:
         cls = executing if isinstance(executing, str) else f"{type(executing).__module__}.{type(executing).__name__}"
         if self.config.log_enable:
+            self.errors_logged += 1
             where = f"Error encountered in task {self.task}. Executing stage '{stage}' with class '{cls}'"
             if self.config.log_include_messages:
                 log.error("%s, where source record is = %s.", where, describe(record), exc_info=exc)

@@ -231,7 +231,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             self._on_error(record.topic, result)
             return
         submitted.ack()
-        self._written += 1
+        self.task_metrics.written += 1
         with self._acked_lock:
             self._acked.append(record)
 
@@ -255,12 +255,15 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         for key, offset in self._offsets.items():
             self._producer.send(self._offsets_topic, value=codec.dumps(dict(offset)), key=key, headers=[],
                                 partition=None, timestamp_ms=None)
+        started = time.monotonic()
         try:
             self._txn.commit_transaction(self._flush_timeout + 30)
         except ConnectError as exc:
+            self.task_metrics.offset_commit(time.monotonic() - started, ok=False)
             raise ConnectError(f"Failed to flush offsets and/or records for task {self.id}: {exc}") from exc
         finally:
             self._open = False
+        self.task_metrics.offset_commit(time.monotonic() - started, ok=True)
         self._offsets.clear()
         self._submitted.committable()
         self.transactions += 1

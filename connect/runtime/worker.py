@@ -26,6 +26,7 @@ from connect.runtime.kafka_python_producer import KafkaPythonProducer
 from connect.runtime.rdkafka_producer import RdKafkaProducer, fence_producers
 from connect.runtime.transformation_chain import build_chain
 from connect.runtime.worker_config import WorkerConfig, prefixed
+from connect.runtime.worker_metrics import ConnectorView, WorkerMetrics
 from connect.runtime.worker_source_task import Converters, SourceProducer, TaskStatusListener, WorkerSourceTask
 from connect.storage.base import OffsetStore, Status, StatusStore
 from connect.storage.config_state import ConnectorTaskId
@@ -69,6 +70,7 @@ class Worker(TaskStatusListener):
         self._producer_factory = producer_factory or kafka_producer
         self.fence_zombies: Callable[[str], None] = lambda _name: None
         """Set by the herder: fences a connector's earlier task generation before an exactly-once task starts."""
+        self.worker_metrics = WorkerMetrics()
 
     def set_generation(self, generation: Callable[[], int]) -> None:
         """Where status records get their group generation from."""
@@ -83,19 +85,29 @@ class Worker(TaskStatusListener):
         status = self._status(state, trace, connector=task_id.connector)
         return replace(status, version=None) if state == "UNASSIGNED" else status
 
+    def _task_state(self, task_id: ConnectorTaskId, state: str) -> None:
+        runner = self.tasks.get(task_id)
+        if runner is not None:
+            runner.task_metrics.set_state(state)
+
     def on_startup(self, task_id: ConnectorTaskId) -> None:
+        self._task_state(task_id, "running")
         self.status_store.put_task(task_id, self._task_status(task_id, "RUNNING"))
 
     def on_failure(self, task_id: ConnectorTaskId, trace: str) -> None:
+        self._task_state(task_id, "failed")
         self.status_store.put_task(task_id, self._task_status(task_id, "FAILED", trace))
 
     def on_shutdown(self, task_id: ConnectorTaskId) -> None:
+        self._task_state(task_id, "unassigned")
         self.status_store.put_task(task_id, self._task_status(task_id, "UNASSIGNED"))
 
     def on_pause(self, task_id: ConnectorTaskId) -> None:
+        self._task_state(task_id, "paused")
         self.status_store.put_task(task_id, self._task_status(task_id, "PAUSED"))
 
     def on_resume(self, task_id: ConnectorTaskId) -> None:
+        self._task_state(task_id, "running")
         self.status_store.put_task(task_id, self._task_status(task_id, "RUNNING"))
 
     def on_topic(self, task_id: ConnectorTaskId, topic: str) -> None:
@@ -139,8 +151,10 @@ class Worker(TaskStatusListener):
             connector.initialize(_ConnectorContext(name, self._on_reconfigure, self.connector_failed))
             connector.start(self.transformer.transform(props))
         except Exception as exc:  # noqa: BLE001 - a connector's failure is its status, not the worker's
+            self.worker_metrics.connector_startups.record(False)
             self.connector_failed(name, exc)
             return False
+        self.worker_metrics.connector_startups.record(True)
         self.connectors[name] = (connector, dict(props))
         log.info("[%s] Connector started", name)
         self.status_store.put_connector(name, self._status("RUNNING", connector=name))
@@ -181,8 +195,10 @@ class Worker(TaskStatusListener):
             runner = self._build_task(task_id, task_props, connector_props)
         except Exception as exc:
             log.error("%s Failed to start task", task_id, exc_info=exc)
+            self.worker_metrics.task_startups.record(False)
             self.on_failure(task_id, "".join(traceback.format_exception(exc)))
             return False
+        self.worker_metrics.task_startups.record(True)
         self.tasks[task_id] = runner
         runner.start()
         return True
@@ -266,15 +282,18 @@ class Worker(TaskStatusListener):
         )
 
     def metrics(self) -> list[Metric]:
-        """The worker's counts and every running task's metrics (read from the REST thread)."""
-        labels = {"worker_id": self.worker_id}
-        result = [Metric("kafka_connect_connect_worker_metrics_connector_count", len(self.connectors), labels,
-                         help="Connectors run in this worker."),
-                  Metric("kafka_connect_connect_worker_metrics_task_count", len(self.tasks), labels,
-                         help="Tasks run in this worker.")]
+        """The worker's, its connectors' and every task's metrics (read from the REST thread)."""
+        views = {name: self._connector_view(name, props) for name, (_c, props) in list(self.connectors.items())}
+        result = self.worker_metrics.samples(views, len(self.tasks))
         for runner in list(self.tasks.values()):
             result.extend(runner.metrics())
         return result
+
+    def _connector_view(self, name: str, props: Mapping[str, str]) -> ConnectorView:
+        status = self.status_store.connector(name)
+        tasks = self.status_store.tasks(name)
+        return ConnectorView(status.state.lower() if status else "unassigned", props.get("connector.class", ""),
+                             self._versions.get(name, ""), [t.state.lower() for t in tasks.values()])
 
     def stop_tasks(self, task_ids: list[ConnectorTaskId], timeout: float | None = None) -> None:
         """Stop tasks, wait for them together up to ``timeout``, abandon the stragglers."""

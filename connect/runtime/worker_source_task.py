@@ -19,6 +19,7 @@ from connect.api.task import OffsetStorageReader, SourceTask, TransactionContext
 from connect.api.topics import TopicReaders
 from connect.runtime.error_handling import FAILED, ErrorHandlingConfig, RetryWithToleranceOperator, Stage
 from connect.runtime.offsets import OffsetReader, OffsetWriter, SubmittedRecord, SubmittedRecords
+from connect.runtime.task_metrics import TaskMetrics
 from connect.runtime.topic_readers import TOPIC_READERS
 from connect.runtime.transformation_chain import TransformationChain
 from connect.storage.base import OffsetStore
@@ -116,8 +117,7 @@ class WorkerSourceTask:
         self._last_headers: tuple[tuple[Any, ...] | None, list[tuple[str, bytes]]] = (None, [])
         self._cancelled = False
         self._failed = False
-        self._polled = 0
-        self._written = 0
+        self.task_metrics = TaskMetrics(task_id.connector, task_id.task)
         self._thread = threading.Thread(target=self.run, name=f"task-{task_id}", daemon=True)
 
     def start(self) -> None:
@@ -168,16 +168,8 @@ class WorkerSourceTask:
         return not self._done.is_set()
 
     def metrics(self) -> list[Metric]:
-        """Connect's source-task counters plus the task's own metrics."""
-        labels = {"connector": self.id.connector, "task": str(self.id.task)}
-        own = [Metric("kafka_connect_source_task_metrics_source_record_poll_total", self._polled, labels, "counter",
-                      "Records produced or polled by the task, before transformations."),
-               Metric("kafka_connect_source_task_metrics_source_record_write_total", self._written, labels, "counter",
-                      "Records written to Kafka and acknowledged, after transformations."),
-               Metric("kafka_connect_task_error_metrics_total_record_failures", self._errors.failures, labels,
-                      "counter", "Record processing failures in the transform and converter stages."),
-               Metric("kafka_connect_task_error_metrics_total_records_skipped", self._errors.skipped, labels,
-                      "counter", "Records skipped because of errors (errors.tolerance=all).")]
+        """Connect's task metrics (:mod:`connect.runtime.task_metrics`) plus the task's own."""
+        own = self.task_metrics.samples(self._errors.metrics())
         try:
             return own + list(self._task.metrics())
         except Exception:
@@ -279,8 +271,9 @@ class WorkerSourceTask:
 
     def _poll(self) -> list[SourceRecord]:
         try:
+            started = time.monotonic()
             records = self._task.poll() or []
-            self._polled += len(records)
+            self.task_metrics.poll_batch(len(records), time.monotonic() - started)
             return records
         except RetriableError as exc:
             log.warning("%s Retriable exception from poll: %s", self.id, exc)
@@ -323,6 +316,7 @@ class WorkerSourceTask:
         """A record filtered by a transform or skipped by ``errors.tolerance=all``: its offset still counts."""
         self._submitted.submit(record.source_partition, record.source_offset).ack()
         self._record_dispatched(record)
+        self.task_metrics.dropped += 1
         self._commit_record(record)
 
     def _convert(self, record: SourceRecord) -> tuple[bytes | None, bytes | None, list[tuple[str, bytes]]] | None:
@@ -361,10 +355,11 @@ class WorkerSourceTask:
             log.warning("%s Skipping a record Kafka refused for %s (errors.tolerance=all): %s", self.id,
                         record.topic, result)
             submitted.ack()
+            self.task_metrics.dropped += 1
             self._commit_record(record)
             return
         submitted.ack()
-        self._written += 1
+        self.task_metrics.written += 1
         self._commit_record(record)
 
     def _commit_record(self, record: SourceRecord) -> None:
@@ -380,8 +375,11 @@ class WorkerSourceTask:
 
     def _commit_offsets(self) -> None:
         self._writer.stage(self._submitted.committable())
+        started = time.monotonic()
         try:
             if self._writer.flush(self._flush_timeout):
+                self.task_metrics.offset_commit(time.monotonic() - started, ok=True)
                 self._task.commit()
         except Exception as exc:  # noqa: BLE001 - any flush failure is retried next interval
+            self.task_metrics.offset_commit(time.monotonic() - started, ok=False)
             log.error("%s Failed to flush offsets, will retry: %s", self.id, exc)

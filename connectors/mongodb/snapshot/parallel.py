@@ -90,6 +90,7 @@ class ParallelSnapshot:
         self._stats: dict[str, _Stats] = {}
         self._unhinted: set[str] = set()
         self.rows_scanned = 0
+        self.rows_by_collection: dict[str, int] = {}  # Debezium's RowsScanned map, "<db>.<collection>" -> rows
         self.started = time.monotonic()
         self.finished: float | None = None
 
@@ -301,6 +302,7 @@ class ParallelSnapshot:
                 out.append(held)
             held = self._events.snapshot_record(doc, db, coll, running)
         self.rows_scanned += len(docs)
+        self.rows_by_collection[ns] = self.rows_by_collection.get(ns, 0) + len(docs)
         stats = self._stats.get(ns)
         if stats is not None:
             stats.emitted += len(docs)

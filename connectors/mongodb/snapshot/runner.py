@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from bson import json_util
@@ -147,12 +148,24 @@ class SnapshotRunner:
         if run is None:
             return []
         end = run.finished or time.monotonic()
+        aborted = int(run.finished is None and self._stopped)
         values = {"TotalTableCount": run.total_collections, "RemainingTableCount": run.remaining_collections,
-                  "RowsScanned": run.rows_scanned, "SnapshotRunning": int(run.finished is None),
-                  "SnapshotCompleted": int(run.finished is not None), "SnapshotAborted": 0,
-                  "SnapshotDurationInSeconds": int(end - run.started)}
-        return [debezium_metric(key, value, plugin="mongodb", server=self._config.topic_prefix, context="snapshot",
-                                task=int(self._task_id)) for key, value in values.items()]
+                  "SnapshotRunning": int(run.finished is None and not aborted),
+                  "SnapshotCompleted": int(run.finished is not None), "SnapshotAborted": aborted,
+                  "SnapshotPaused": 0, "SnapshotSkipped": 0, "SnapshotPausedDurationInSeconds": 0,
+                  "SnapshotDurationInSeconds": int(end - run.started), "TotalNumberOfEventsSeen": run.rows_scanned,
+                  "NumberOfEventsFiltered": 0,
+                  "NumberOfErroneousEvents": 0}
+        server, task = self._config.topic_prefix, int(self._task_id)
+        result = [debezium_metric(key, value, plugin="mongodb", server=server, context="snapshot", task=task,
+                                  kind="counter" if key.startswith(("TotalNumberOf", "NumberOf")) else "gauge")
+                  for key, value in values.items()]
+        # RowsScanned is a map per collection: Debezium's exporter rule labels each entry with ``table``
+        for ns, rows in sorted(run.rows_by_collection.items()):
+            metric = debezium_metric("RowsScanned", rows, plugin="mongodb", server=server, context="snapshot",
+                                     task=task)
+            result.append(replace(metric, labels={**metric.labels, "table": ns}))
+        return result
 
     def stop(self) -> None:
         """Stop the running snapshot's threads without waiting; idempotent."""

@@ -31,7 +31,8 @@ class StreamingMetrics:
         self.counts = {name: 0 for name in ("TotalNumberOfEventsSeen", "NumberOfEventsFiltered",
                                             "NumberOfErroneousEvents", "NumberOfDisconnects",
                                             "NumberOfPrimaryElections", "NumberOfEmptyPolls",
-                                            "NumberOfCommittedTransactions", *OPERATION_METRICS.values())}
+                                            "NumberOfCommittedTransactions", "NumberOfUnchangedEventsSkipped",
+                                            *OPERATION_METRICS.values())}
         self._last_event_ms = 0
         self._last_empty_poll_ms = 0
         self._last_poll_ms = 0
@@ -88,6 +89,9 @@ class StreamingMetrics:
         queued = self._queued()
         values["QueueTotalCapacity"] = float(self._queue_capacity)
         values["QueueRemainingCapacity"] = float(max(self._queue_capacity - queued, 0))
+        # the queue is bounded by events only (max.queue.size.in.bytes is not read): Debezium reports 0 then
+        values["MaxQueueSizeInBytes"] = 0.0
+        values["CurrentQueueSizeInBytes"] = 0.0
         counters = set(self.counts)
         return [debezium_metric(name, value, plugin="mongodb", server=self._server, context="streaming",
                                 task=self._task, kind="counter" if name in counters else "gauge")

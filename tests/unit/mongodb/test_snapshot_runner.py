@@ -48,6 +48,7 @@ class _Run:
         self.started = 0.0
         self.finished: float | None = None  # as ParallelSnapshot: None while it runs
         self.total_collections = self.remaining_collections = self.rows_scanned = 0
+        self.rows_by_collection: dict[str, int] = {}
         _Run.runs.append(self)
 
     def start(self) -> None:
