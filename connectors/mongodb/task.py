@@ -54,7 +54,9 @@ class MongoDbConnectorTask(SourceTask):
         self.streams: list[StreamCapture] = []
         self._stored: dict[int, dict[str, Any] | None] = {}
         self._metrics = StreamingMetrics(self.config.topic_prefix, self.task_id, self.config.max_queue_size,
-                                         lambda: sum(s.queued() for s in self.streams))
+                                         lambda: sum(s.queued() for s in self.streams),
+                                         self.config.honoured.max_queue_bytes,
+                                         lambda: sum(s.queued_bytes() for s in self.streams))
         run_id = str(uuid.uuid4())
         self._streaming = self.config.snapshot_mode is not SnapshotMode.INITIAL_ONLY
         self._snapshots = SnapshotRunner(self.config, self.name, self.tag, self.task_id, self._stopping)

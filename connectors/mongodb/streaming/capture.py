@@ -152,6 +152,10 @@ class StreamCapture:
         """Events read ahead and not taken yet."""
         return self._fetcher.queued if self._fetcher is not None else 0
 
+    def queued_bytes(self) -> int:
+        """BSON bytes read ahead and not taken yet (0 without ``max.queue.size.in.bytes``)."""
+        return self._fetcher.queued_bytes if self._fetcher is not None else 0
+
     def close(self) -> None:
         """Stop reading; idempotent."""
         fetcher, self._fetcher = self._fetcher, None

@@ -21,7 +21,11 @@ OPERATION_METRICS = {"c": "TotalNumberOfCreateEventsSeen", "u": "TotalNumberOfUp
 class StreamingMetrics:
     """Counters and gauges updated by the task thread, read by the REST thread."""
 
-    def __init__(self, server: str, task: str, queue_capacity: int, queued: Callable[[], int]) -> None:
+    def __init__(self, server: str, task: str, queue_capacity: int, queued: Callable[[], int],
+                 queue_bytes: int = 0, queued_bytes: Callable[[], int] = lambda: 0) -> None:
+        """``queue_bytes``: ``max.queue.size.in.bytes`` (0: no byte limit); ``queued_bytes`` reads the bytes queued."""
+        self._queue_bytes = queue_bytes
+        self._queued_bytes = queued_bytes
         self._server = server
         self._task = task
         self._queue_capacity = queue_capacity
@@ -89,9 +93,8 @@ class StreamingMetrics:
         queued = self._queued()
         values["QueueTotalCapacity"] = float(self._queue_capacity)
         values["QueueRemainingCapacity"] = float(max(self._queue_capacity - queued, 0))
-        # the queue is bounded by events only (max.queue.size.in.bytes is not read): Debezium reports 0 then
-        values["MaxQueueSizeInBytes"] = 0.0
-        values["CurrentQueueSizeInBytes"] = 0.0
+        values["MaxQueueSizeInBytes"] = float(self._queue_bytes)
+        values["CurrentQueueSizeInBytes"] = float(self._queued_bytes())
         counters = set(self.counts)
         return [debezium_metric(name, value, plugin="mongodb", server=self._server, context="streaming",
                                 task=self._task, kind="counter" if name in counters else "gauge")
