@@ -76,7 +76,17 @@ def serve(runtime: Runtime, on_started: Any = None) -> int:
     app.router.lifespan_context = lifespan(startup)
     server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
                                            timeout_graceful_shutdown=10, **(tls.uvicorn_kwargs() if tls else {})))
-    server.run()
+    metrics_listener = None
+    if (address := runtime.config.metrics_address()) is not None:
+        from rest.metrics_listener import MetricsListener
+
+        metrics_listener = MetricsListener(*address, app.state.metrics_registry)
+        metrics_listener.start()
+    try:
+        server.run()
+    finally:
+        if metrics_listener is not None:
+            metrics_listener.stop()
     return 1 if startup.failed is not None else 0
 
 

@@ -57,11 +57,34 @@ class WorkerConfig(BaseModel):
     connect_protocol: Literal["eager", "compatible", "sessioned"] = Field("sessioned", alias="connect.protocol")
     exactly_once_source_support: Literal["disabled", "preparing", "enabled"] = Field(
         "disabled", alias="exactly.once.source.support")
+    metrics_listener: str | None = Field(None, alias="metrics.listener")
+    """``http://host:port``: ``/metrics`` also served there, without the REST API's authentication (ours)."""
 
     @field_validator("exactly_once_source_support", mode="before")
     @classmethod
     def _lower(cls, value: Any) -> Any:
         return value.strip().lower() if isinstance(value, str) else value
+
+    @field_validator("metrics_listener")
+    @classmethod
+    def _metrics_listener(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        parsed = urlparse(value.strip())
+        try:
+            port = parsed.port
+        except ValueError:
+            port = None
+        if parsed.scheme != "http" or port is None or parsed.path not in ("", "/"):
+            raise ValueError("expected http://host:port (for example http://0.0.0.0:9404)")
+        return value.strip()
+
+    def metrics_address(self) -> tuple[str, int] | None:
+        """Where ``metrics.listener`` serves ``/metrics`` (None: only on the REST listener)."""
+        if self.metrics_listener is None:
+            return None
+        parsed = urlparse(self.metrics_listener)
+        return parsed.hostname or "0.0.0.0", int(parsed.port or 0)
 
     @classmethod
     def parse(cls, props: Mapping[str, str], *, distributed: bool) -> tuple[WorkerConfig, dict[str, str]]:
