@@ -10,6 +10,7 @@ import argparse
 import logging
 import ssl
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,19 +19,21 @@ import uvicorn
 
 from connect.api.errors import ConnectError
 from connect.config.properties import load_properties
+from connect.runtime import log_setup
 from connect.runtime.assembly import Runtime, Startup, distributed, lifespan, standalone
 from connect.runtime.herder import Herder
 from connect.runtime.worker_config import string_values
 from rest import security as rest_security
 
 log = logging.getLogger(__name__)
-LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s (%(name)s) [%(threadName)s]"
 
 
-def _setup_logging() -> None:
-    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT, stream=sys.stdout)
-    logging.getLogger("kafka").setLevel(logging.WARNING)
-    logging.getLogger("pymongo").setLevel(logging.WARNING)
+def _setup_logging(props: Mapping[str, str] | None = None) -> None:
+    """Log4j-style lines (or JSON) with the start-up levels of the worker config and the environment."""
+    try:
+        log_setup.configure(props)
+    except ValueError as exc:
+        raise ConnectError(f"Invalid logging setting: {exc}") from exc
 
 
 def read_connector_file(path: str) -> tuple[dict[str, str], str | None]:
@@ -74,8 +77,10 @@ def serve(runtime: Runtime, on_started: Any = None) -> int:
     tls = rest_security.tls_settings(runtime.props, runtime.config.listener_scheme())
     app.state.startup = startup
     app.router.lifespan_context = lifespan(startup)
-    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning",
+    server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", log_config=None,
                                            timeout_graceful_shutdown=10, **(tls.uvicorn_kwargs() if tls else {})))
+    if runtime.props.get("rest.access.log.enable", "false").strip().lower() == "true":
+        logging.getLogger("uvicorn.access").setLevel(logging.INFO)
     metrics_listener = None
     if (address := runtime.config.metrics_address()) is not None:
         from rest.metrics_listener import MetricsListener
@@ -107,7 +112,9 @@ def distributed_main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _setup_logging()
     try:
-        runtime = distributed(load_properties(args.worker_properties))
+        props = load_properties(args.worker_properties)
+        _setup_logging(props)
+        runtime = distributed(props)
     except (ConnectError, OSError) as exc:
         log.error("Stopping due to error: %s", exc)
         return 1
@@ -123,7 +130,9 @@ def standalone_main(argv: list[str] | None = None) -> int:
     _setup_logging()
     try:
         connectors = [read_connector_file(path) for path in args.connector_files]
-        runtime = standalone(load_properties(args.worker_properties))
+        props = load_properties(args.worker_properties)
+        _setup_logging(props)
+        runtime = standalone(props)
     except (ConnectError, OSError) as exc:
         log.error("Stopping due to error: %s", exc)
         return 3

@@ -20,7 +20,7 @@ from connect.api.errors import ConnectError
 from connect.api.metrics import Metric
 from connect.api.task import SourceTask
 from connect.config.providers import ConfigTransformer
-from connect.runtime import exactly_once, plugins
+from connect.runtime import exactly_once, log_setup, plugins
 from connect.runtime.error_handling import ErrorHandlingConfig
 from connect.runtime.kafka_python_producer import KafkaPythonProducer
 from connect.runtime.rdkafka_producer import RdKafkaProducer, fence_producers
@@ -149,7 +149,11 @@ class Worker(TaskStatusListener):
                 raise ConnectError(plugins.connector_not_found(props.get("connector.class", "")))
             connector: SourceConnector = plugins.load(desc)()
             connector.initialize(_ConnectorContext(name, self._on_reconfigure, self.connector_failed))
-            connector.start(self.transformer.transform(props))
+            log_setup.set_context(name)  # Connect's [name|worker] on the connector's start-up lines
+            try:
+                connector.start(self.transformer.transform(props))
+            finally:
+                log_setup.set_context(None)
         except Exception as exc:  # noqa: BLE001 - a connector's failure is its status, not the worker's
             self.worker_metrics.connector_startups.record(False)
             self.connector_failed(name, exc)

@@ -17,6 +17,7 @@ from connect.api.metrics import Metric
 from connect.api.records import SourceRecord
 from connect.api.task import OffsetStorageReader, SourceTask, TransactionContext
 from connect.api.topics import TopicReaders
+from connect.runtime import log_setup
 from connect.runtime.error_handling import FAILED, ErrorHandlingConfig, RetryWithToleranceOperator, Stage
 from connect.runtime.offsets import OffsetReader, OffsetWriter, SubmittedRecord, SubmittedRecords
 from connect.runtime.task_metrics import TaskMetrics
@@ -178,6 +179,7 @@ class WorkerSourceTask:
 
     def run(self) -> None:
         """Thread body: start, loop, final commit, stop."""
+        log_setup.set_context(self.id.connector, self.id.task)  # Connect's [name|task-0] on every line
         try:
             self._prepare_to_initialize()
             self._task.initialize(self._context())
