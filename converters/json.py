@@ -20,7 +20,7 @@ from typing import Any, Final, TypeVar
 import orjson
 
 from connect.api.config import ConfigDef, ConfigKey, ConfigType, parse_bool
-from connect.api.data import Schema, SchemaAndValue
+from connect.api.data import LazyStruct, Schema, SchemaAndValue
 from connect.api.errors import ConfigError, DataError
 from connect.api.records import Header
 from connect.config.validators import one_of_ignoring_case
@@ -164,7 +164,10 @@ class JsonConverter:
             payload = self._dumps_payload(lambda v: encode_schemaless(v, self._opts), value)
             return b'{"schema":null,"payload":' + payload + b"}" if self.schemas_enabled else payload
         compiled = self._compiled(schema)
-        payload = self._dumps_payload(compiled.encode, value, schema)
+        if type(value) is LazyStruct and value.json is not None and value.schema is schema:
+            payload = value.json  # written by the transform that made it (the same bytes as encoding it)
+        else:
+            payload = self._dumps_payload(compiled.encode, value, schema)
         if self.schemas_enabled:
             return b'{"schema":' + compiled.schema_bytes + b',"payload":' + payload + b"}"
         return payload

@@ -208,7 +208,7 @@ def _struct_encoder(schema: Schema, opts: Options) -> Encoder:
         gets.append(f"    v{i} = get({name!r})\n")
         entries.append(f"        {name!r}: {null} if v{i} is None else ({written}),\n")
     source = ("def encode(value):\n"
-              "    if type(value) is not Struct:\n"
+              "    if type(value) is not Struct and not isinstance(value, Struct):\n"
               "        raise type_error(value)\n"
               "    if value.schema is not schema and value.schema != schema:\n"
               "        raise DataError('Mismatching schema.')\n"

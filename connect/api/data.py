@@ -9,7 +9,7 @@ Timestamp -> ``datetime.datetime``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -130,6 +130,40 @@ class Struct:
 
     def __repr__(self) -> str:
         return f"Struct({self.values!r})"
+
+
+_STRUCT_VALUES: Any = Struct.__dict__["values"]  # the slot under LazyStruct's property
+
+
+class LazyStruct(Struct):
+    """A Struct whose values are built on first use and whose JsonConverter payload is already known.
+
+    Made by transforms that can write a value's JSON faster than they can build it (ExtractNewDocumentState):
+    ``json`` is the payload JsonConverter would write for ``schema`` and the values ``load`` returns, the same
+    under every JsonConverter setting. Reading or replacing ``values`` (``get``, ``put``, ``==``...) builds them
+    and drops ``json``, so the struct behaves as any other once touched."""
+
+    __slots__ = ("_load", "json")
+
+    def __init__(self, schema: Schema, json: bytes, load: Callable[[], dict[str, Any]]) -> None:
+        self.schema = schema
+        self.json: bytes | None = json
+        self._load: Callable[[], dict[str, Any]] | None = load
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """The field values (built on first use)."""
+        load = self._load
+        if load is not None:
+            _STRUCT_VALUES.__set__(self, load())
+            self._load = self.json = None
+        values: dict[str, Any] = _STRUCT_VALUES.__get__(self)
+        return values
+
+    @values.setter
+    def values(self, values: dict[str, Any]) -> None:
+        _STRUCT_VALUES.__set__(self, values)
+        self._load = self.json = None
 
 
 @dataclass(frozen=True, slots=True)

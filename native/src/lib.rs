@@ -7,6 +7,7 @@ mod numbers;
 mod strings;
 mod escape_table;
 mod writer;
+mod unwrap;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -89,5 +90,8 @@ fn _extjson(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(relaxed_id, m)?)?;
     m.add_function(wrap_pyfunction!(embedded, m)?)?;
     m.add_function(wrap_pyfunction!(java_double, m)?)?;
+    m.add_function(wrap_pyfunction!(unwrap::unwrap_document, m)?)?;
+    m.add_function(wrap_pyfunction!(unwrap::jackson_string, m)?)?;
+    m.add_class::<unwrap::DocumentPlan>()?;
     Ok(())
 }

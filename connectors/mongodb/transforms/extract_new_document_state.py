@@ -16,12 +16,23 @@ from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from connect.api.config import ConfigDef, ConfigKey, ConfigType, parse_list
-from connect.api.data import OPTIONAL_BOOLEAN, STRING, Schema, Struct, struct_schema
+from connect.api.data import (
+    OPTIONAL_BOOLEAN,
+    OPTIONAL_INT32,
+    OPTIONAL_INT64,
+    OPTIONAL_STRING,
+    STRING,
+    LazyStruct,
+    Schema,
+    Struct,
+    struct_schema,
+)
 from connect.api.errors import ConfigError, DataError
 from connect.api.records import Header, SourceRecord
 from connect.api.transforms import Transformation, new_record
 from connect.transforms.flatten import flatten_schema, flatten_struct
 from connectors.mongodb.naming import adjust_field_name_unicode
+from connectors.mongodb.transforms.document_writer import DocumentWriter, extra_members
 from connectors.mongodb.transforms.schema_inference import SchemaInference, parse_document, parse_with_shape
 
 __all__ = ["ExtractNewDocumentState"]
@@ -107,9 +118,15 @@ class ExtractNewDocumentState(Transformation):
         self.flatten = get("flatten.struct").strip().lower() == "true"
         self.delimiter = get("flatten.struct.delimiter")
         self.mode = get("delete.tombstone.handling.mode").strip().lower()
+        self._rewrite = self.mode.startswith("rewrite")
+        self._key_schemas: dict[int, tuple[Schema, Schema]] = {}
         self.rewrite_with_id = get("delete.tombstone.handling.mode.rewrite-with-id").strip().lower() == "true"
         self.fields = [_spec(item, get("add.fields.prefix")) for item in parse_list(get("add.fields"))]
         self.headers = [_spec(item, get("add.headers.prefix")) for item in parse_list(get("add.headers"))]
+        # the compiled path covers what needs no renaming or flattening (the rest takes the Python path)
+        self._writer: DocumentWriter | None = None
+        if not (self.avro_names or self.flatten):
+            self._writer = DocumentWriter(self.inference)
 
     def apply(self, record: SourceRecord) -> SourceRecord | None:
         if record.value is None:  # an original tombstone
@@ -117,7 +134,7 @@ class ExtractNewDocumentState(Transformation):
                 return None
             if record.key_schema is None or not (record.key_schema.name or "").endswith(".Key"):
                 return record
-            tombstone_key_schema, tombstone_key = self._new_key(record.key)
+            tombstone_key_schema, tombstone_key = self._new_key(self._key_id(record.key))
             op_headers = tuple(Header(out, STRING, "d") for struct_name, field, out in self.headers
                                if not struct_name and field == "op")  # all a tombstone can tell
             return new_record(record, key_schema=tombstone_key_schema, key=tombstone_key,
@@ -128,41 +145,72 @@ class ExtractNewDocumentState(Transformation):
             return record
         envelope: Struct = record.value
         key_id = self._key_id(record.key)
-        key_out_schema, new_key = self._new_key(record.key)
-        headers = record.headers + tuple(self._headers(envelope))
-        deleted = envelope.values.get("after") is None and envelope.values.get("updateDescription") is None
+        key_out_schema, new_key = self._new_key(key_id)
+        headers = record.headers + tuple(self._headers(envelope)) if self.headers else record.headers
+        after = envelope.values.get("after")
+        deleted = after is None and envelope.values.get("updateDescription") is None
         if deleted and self.mode in ("drop",):
             return None
         if deleted and self.mode in ("tombstone", "delete-to-tombstone"):
             return new_record(record, key_schema=key_out_schema, key=new_key, value_schema=None, value=None,
                               headers=headers)
+        name = value_schema.name[: -len(".Envelope")] if value_schema.name else None
+        extra: list[tuple[str, Schema, Any]] = []
+        if self._rewrite:
+            extra.append(("__deleted", OPTIONAL_BOOLEAN, deleted))
+        if self.fields:
+            extra.extend(self._added(envelope, self.fields))
+        if type(after) is str and self._writer is not None:
+            compiled = self._compiled(after, name, extra)
+            if compiled is not None:
+                return SourceRecord(record.source_partition, record.source_offset, record.topic,
+                                    record.kafka_partition, key_out_schema, new_key, compiled[0], compiled[1],
+                                    record.timestamp, headers)
         document, shape = self._document(envelope, key_id, deleted)
         if self.avro_names:
             document, shape = _avro_names(document, self.unicode_names), None
-        name = value_schema.name[: -len(".Envelope")] if value_schema.name else None
         if self.avro_names and name:
             name = ".".join(avro_name(segment, self.unicode_names) for segment in name.split("."))
         schema = self.inference.top_schema(document, name or "", shape)
-        extra: list[tuple[str, Schema, Any]] = []
-        if self.mode.startswith("rewrite"):
-            extra.append(("__deleted", OPTIONAL_BOOLEAN, deleted))
-            if deleted and self.rewrite_with_id and "_id" not in document:
-                extra.append(("_id", self.inference.schema(key_id, "_id"), key_id))
-        for out_name, field_schema, field_val in self._added(envelope, self.fields):
-            extra.append((out_name, field_schema, field_val))
+        if deleted and self._rewrite and self.rewrite_with_id and "_id" not in document:
+            extra.insert(1, ("_id", self.inference.schema(key_id, "_id"), key_id))
         out_schema = self._with_extra(schema, extra, name)
         value = Struct(out_schema)
-        for field in schema.fields:
-            value.values[field.name] = self.inference.value(document.get(field.name), field.schema)
-        for out_name, field_schema, field_val in extra:
-            value.values[out_name] = self.inference.value(field_val, field_schema) \
-                if out_name == "_id" else field_val
+        value.values = self._values(document, schema, extra, key_id)
         if self.flatten:
             flat = self._cached(("flat", id(out_schema)), out_schema,
                                 lambda: flatten_schema(out_schema, self.delimiter))
             out_schema, value = flat, flatten_struct(value, flat, self.delimiter)
         return new_record(record, key_schema=key_out_schema, key=new_key, value_schema=out_schema, value=value,
                           headers=headers)
+
+    def _compiled(self, after: str, name: str | None, extra: list[tuple[str, Schema, Any]]
+                  ) -> tuple[Schema, LazyStruct] | None:
+        """The new value with its JSON written by the compiled path (:mod:`.document_writer`); None when it does
+        not cover this document or these added fields."""
+        assert self._writer is not None
+        tail = extra_members(extra) if extra else ""
+        written = self._writer.write(after, name or "", tail) if tail is not None else None
+        if written is None:
+            return None
+        schema, payload = written
+        if not extra:
+            return schema, LazyStruct(schema, payload, lambda: self._values(after, schema, extra, None))
+        if any(schema.field(out_name) is not None for out_name, _, _ in extra):
+            return None  # an added field named like a document field: left to the Python path
+        out_schema = self._with_extra(schema, extra, name)
+        return out_schema, LazyStruct(out_schema, payload, lambda: self._values(after, schema, extra, None))
+
+    def _values(self, document: dict[str, Any] | str, schema: Schema, extra: list[tuple[str, Schema, Any]],
+                key_id: Any) -> dict[str, Any]:
+        """The new value's fields: the document's (``after`` parsed when given as text), then ``extra``."""
+        if isinstance(document, str):
+            document = parse_document(document)
+        values = {field.name: self.inference.value(document.get(field.name), field.schema)
+                  for field in schema.fields}
+        for out_name, field_schema, field_val in extra:
+            values[out_name] = self.inference.value(field_val, field_schema) if out_name == "_id" else field_val
+        return values
 
     def _cached(self, key: tuple[Any, ...], anchor: Any, build: Any) -> Any:
         """A derived schema cached by ``key`` (ids), kept with ``anchor`` so the ids stay valid."""
@@ -184,17 +232,28 @@ class ExtractNewDocumentState(Transformation):
             [(f.name, f.schema) for f in schema.fields] + [(n, s) for n, s, _ in extra], name=name))
         return built
 
-    def _new_key(self, key: Any) -> tuple[Schema, Struct]:
-        key_id = self._key_id(key)
-        field_schema = self.inference.schema(key_id, "id")
-        schema = self._cached(("key", id(field_schema)), field_schema, lambda: struct_schema([("id", field_schema)]))
-        return schema, Struct(schema, {"id": self.inference.value(key_id, field_schema)})
+    def _new_key(self, key_id: Any) -> tuple[Schema, Struct]:
+        kind = type(key_id)
+        if kind is int:
+            field_schema = OPTIONAL_INT32 if -(2**31) <= key_id < 2**31 else OPTIONAL_INT64
+        else:
+            field_schema = OPTIONAL_STRING if kind is str else self.inference.schema(key_id, "id")
+        entry = self._key_schemas.get(id(field_schema))
+        if entry is None or entry[0] is not field_schema:
+            if len(self._key_schemas) >= 2000:
+                self._key_schemas.clear()
+            entry = self._key_schemas[id(field_schema)] = (field_schema, struct_schema([("id", field_schema)]))
+        key = Struct(entry[1])
+        key.values = {"id": key_id if kind is int or kind is str else self.inference.value(key_id, field_schema)}
+        return entry[1], key
 
     @staticmethod
     def _key_id(key: Any) -> Any:
         text = key.values.get("id") if isinstance(key, Struct) else None
         if not isinstance(text, str):
             raise DataError(f"Unexpected key of a MongoDB change event: {key!r}")
+        if text.isdigit() and text.isascii() and (text[0] != "0" or text == "0"):
+            return int(text)  # the usual key, read without the JSON parser
         return parse_document('{"id": ' + text + "}")["id"]
 
     def _document(self, envelope: Struct, key_id: Any, deleted: bool) -> tuple[dict[str, Any], Any]:
