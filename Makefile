@@ -6,9 +6,9 @@ STAMP  := $(VENV)/.installed-stamp
 
 .PHONY: venv services stop demo test test-unit lint typecheck pytest bench bench-compare clean
 
-# The install also builds native/ (the MongoDB connector's compiled Extended JSON writer, cargo): its sources are
-# prerequisites so that an edited crate is rebuilt before the tests run.
-$(STAMP): pyproject.toml native/Cargo.toml native/Cargo.lock $(wildcard native/src/*.rs)
+# The install also builds native/ (cargo: the MongoDB connector's Extended JSON writer, JsonConverter's writer):
+# its sources are prerequisites so that an edited crate is rebuilt before the tests run.
+$(STAMP): pyproject.toml native/Cargo.toml native/Cargo.lock $(wildcard native/src/*.rs native/jackson/Cargo.toml native/jackson/src/*.rs)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev,spark]"

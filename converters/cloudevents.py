@@ -197,6 +197,7 @@ class CloudEventsConverter:
 
     def __init__(self) -> None:
         self.metadata = MetadataSource()
+        self._reads_headers = False
         self.extensions = True
         self.schemas_enabled = True
         self._envelope = JsonConverter()
@@ -216,6 +217,7 @@ class CloudEventsConverter:
             if kind != "json":
                 raise ConfigError(name, kind, "Value must be one of json, avro")
         self.metadata = parse_metadata_source(str(configs.get("metadata.source", "value")))
+        self._reads_headers = "header" in (self.metadata.global_, self.metadata.id, self.metadata.type)
         self.extensions = parse_bool(configs.get("extension.attributes.enable"), True)
         json_settings = {k[len("json."):]: v for k, v in configs.items() if k.startswith("json.")}
         self.schemas_enabled = parse_bool(json_settings.get("schemas.enable"), True)
@@ -234,7 +236,8 @@ class CloudEventsConverter:
         if schema is None or value is None:
             return None
         metadata = self.metadata
-        by_header = {h.key: h for h in headers} if headers else {}  # the last header of a name wins
+        # the last header of a name wins
+        by_header = {h.key: h for h in headers} if headers and self._reads_headers else {}
         if metadata.global_ == "value":
             if not (schema.name or "").endswith(".Envelope"):
                 return None
@@ -270,7 +273,7 @@ class CloudEventsConverter:
         data_schema, data_value = self._data_of(schema, value)
         data = (self._data if self.schemas_enabled else self._envelope).from_connect_data(topic, data_schema,
                                                                                             data_value)
-        ce["data"] = orjson.Fragment(data if data is not None else b"null")
+        ce["data"] = data if data is not None else b"null"  # JSON text already written: copied as it is
         return dumps_jackson(ce)
 
     def _metadata(self, value: Struct, by_header: Mapping[str, Header]) -> tuple[Any, Any, Any]:

@@ -4,7 +4,7 @@
 This module holds the converter, its settings and its schema caches; the work is done by
 
 * :mod:`converters.json_writer`: schemas compiled into encoders, the schema JSON, and Jackson-compatible
-  serialization (why orjson, and how its output is patched into Jackson's, is explained there);
+  serialization through the compiled ``converters._jackson`` writer (explained there);
 * :mod:`converters.json_reader`: JSON bytes -> Connect schema and value;
 * :mod:`converters.json_logical`: the Date, Time, Timestamp and Decimal encodings.
 
@@ -59,20 +59,22 @@ _ENVELOPE_ERROR: Final = (
 
 
 class _Compiled:
-    """A schema's cached artefacts: its serialized JSON and its payload encoder."""
+    """A schema's cached artefacts: its serialized JSON (and the envelope's start, ``{"schema":...,"payload":``)
+    and its payload encoder."""
 
-    __slots__ = ("encode", "schema", "schema_bytes")
+    __slots__ = ("encode", "envelope", "schema", "schema_bytes")
 
     def __init__(self, schema: Schema, opts: Options | None = None) -> None:
         self.schema = schema  # keeps the schema alive, so its id() stays unique while cached
         if opts is not None:
             self.schema_bytes = dumps_jackson(schema_json(schema, opts))
+            self.envelope = b'{"schema":' + self.schema_bytes + b',"payload":'
             self.encode = nullable(schema, opts)
 
     def rebound(self, schema: Schema) -> _Compiled:
         """The same artefacts for an equal schema object."""
         twin = _Compiled(schema)
-        twin.schema_bytes, twin.encode = self.schema_bytes, self.encode
+        twin.schema_bytes, twin.envelope, twin.encode = self.schema_bytes, self.envelope, self.encode
         return twin
 
 
@@ -136,7 +138,7 @@ class JsonConverter:
         self.schemas_enabled = True
         self.replace_null = True
         self.cache_size = 1000
-        self._opts = Options(numeric_decimals=False, replace_null=True, raw=orjson.Fragment)
+        self._opts = Options(numeric_decimals=False, replace_null=True, raw=bytes)
         self._by_id: dict[int, _Compiled] = {}
         self._by_value: dict[Schema, _Compiled] = {}
         self._schemas_to_connect: dict[bytes, Schema | None] = {}
@@ -149,7 +151,7 @@ class JsonConverter:
         decimal_format = str(configs.get("decimal.format", "BASE64")).strip().upper()
         if decimal_format not in ("BASE64", "NUMERIC"):
             raise ConfigError("decimal.format", configs.get("decimal.format"), "String must be one of: BASE64, NUMERIC")
-        self._opts = Options(decimal_format == "NUMERIC", self.replace_null, orjson.Fragment)
+        self._opts = Options(decimal_format == "NUMERIC", self.replace_null, bytes)
         self._by_id.clear()
         self._by_value.clear()
         self._schemas_to_connect.clear()
@@ -163,13 +165,19 @@ class JsonConverter:
                 return None
             payload = self._dumps_payload(lambda v: encode_schemaless(v, self._opts), value)
             return b'{"schema":null,"payload":' + payload + b"}" if self.schemas_enabled else payload
-        compiled = self._compiled(schema)
+        compiled = self._by_id.get(id(schema))
+        if compiled is None or compiled.schema is not schema:
+            compiled = self._compiled(schema)
         if type(value) is LazyStruct and value.json is not None and value.schema is schema:
             payload = value.json  # written by the transform that made it (the same bytes as encoding it)
         else:
-            payload = self._dumps_payload(compiled.encode, value, schema)
+            tree = compiled.encode(value)
+            try:
+                payload = dumps_jackson(tree)
+            except (ValueError, TypeError, OverflowError):
+                payload = self._dumps_slowly(value, schema)
         if self.schemas_enabled:
-            return b'{"schema":' + compiled.schema_bytes + b',"payload":' + payload + b"}"
+            return compiled.envelope + payload + b"}"
         return payload
 
     def _compiled(self, schema: Schema) -> _Compiled:
@@ -192,11 +200,11 @@ class JsonConverter:
         tree = encode(value)
         try:
             return dumps_jackson(tree)
-        except orjson.JSONEncodeError:
+        except (ValueError, TypeError, OverflowError):
             return self._dumps_slowly(value, schema)
 
     def _dumps_slowly(self, value: Any, schema: Schema | None) -> bytes:
-        """The reference writer, for what orjson refuses (lone surrogates, integers beyond 64 bits)."""
+        """The reference writer, for what the compiled writer refuses (lone surrogates, integers beyond 64 bits)."""
         opts = Options(self._opts.numeric_decimals, self._opts.replace_null, RawText)
         return dumps_reference(nullable(schema, opts)(value))
 

@@ -2,35 +2,36 @@
 byte-identical to Java's ``org.apache.kafka.connect.json.JsonConverter`` (Kafka 4.x, Jackson defaults).
 
 Writing is the hot path. Each schema is compiled once into a tree of small encoder functions that
-turn a Connect value into plain Python JSON values, which orjson serializes; the schema's own JSON is
-serialized once and cached (by the converter), and the envelope is spliced together as bytes. orjson
-and Jackson agree on everything except three details, which :func:`_jacksonize` patches after the fact:
+turn a Connect value into plain Python JSON values; the compiled ``converters._jackson`` extension
+(Rust, ``native/jackson/``) writes them as Jackson does (``\\u001F`` escapes in upper case, characters
+outside the BMP as a surrogate pair ``\\uD83D\\uDE00``, everything else as UTF-8); the schema's own JSON is
+serialized once and cached (by the converter), and the envelope is spliced together as bytes. Floats are
+formatted by :mod:`connect.javalang` as Java's ``Double.toString`` does (``1.0E10``) and handed over as
+``bytes`` (pre-serialized JSON text); NaN and infinities become the strings ``"NaN"``, ``"Infinity"``,
+``"-Infinity"`` (Jackson's ``QUOTE_NON_NUMERIC_NUMBERS``).
 
-* Jackson writes ``\\u00XX`` escapes in upper case (``\\u001F``), orjson in lower case;
-* Jackson escapes characters outside the BMP as a surrogate pair (``\\uD83D\\uDE00``), orjson writes
-  them as raw UTF-8;
-* floats: Jackson prints doubles with Java's ``Double.toString`` (``1.0E10``), so floats are
-  formatted by :mod:`connect.javalang` and handed to orjson as pre-serialized fragments; NaN and
-  infinities become the strings ``"NaN"``, ``"Infinity"``, ``"-Infinity"`` (Jackson's
-  ``QUOTE_NON_NUMERIC_NUMBERS``).
-
-Lone surrogates (which orjson refuses) fall back to :func:`dumps_reference`, a pure-Python writer that
-follows Jackson's rules directly and serves the tests as the reference for the fast path.
+Lone surrogates and integers beyond 64 bits (which the extension refuses) fall back to
+:func:`dumps_reference`, a pure-Python writer that follows Jackson's rules directly and serves the tests as the
+reference for the fast path.
 """
 
 from __future__ import annotations
 
 import base64
-import re
 from collections.abc import Callable, Mapping
 from decimal import Decimal
 from typing import Any, Final
 
-import orjson
-
 from connect.api.data import DATE_NAME, DECIMAL_NAME, TIME_NAME, TIMESTAMP_NAME, Field, Schema, Struct, Type
 from connect.api.errors import DataError
 from connect.javalang import double_to_string, float_to_string
+
+try:
+    from converters import _jackson
+except ImportError as exc:  # pragma: no cover - a broken install
+    raise ImportError(
+        "converters._jackson, JsonConverter's compiled writer, is not built: install the project with pip "
+        "(`make venv` or `pip install -e .`), which builds native/ with cargo (needs a Rust toolchain)") from exc
 from converters.json_logical import (
     date_days,
     decimal_scale,
@@ -57,7 +58,7 @@ Encoder = Callable[[Any], Any]
 """Turns one non-null Connect value into a JSON-ready Python value."""
 
 Raw = Callable[[bytes], Any]
-"""Wraps pre-serialized JSON text (``orjson.Fragment`` on the fast path)."""
+"""Wraps pre-serialized JSON text (``bytes`` as it is on the fast path, :class:`RawText` for the reference)."""
 
 _INT_RANGES: Final = {
     Type.INT8: (-(2**7), 2**7 - 1),
@@ -338,40 +339,17 @@ def _child_schema_json(schema: Schema | None, opts: Options) -> dict[str, Any] |
 
 
 # --------------------------------------------------------------------------------------------------
-# Serialization: orjson + Jackson fix-ups, and the pure-Python reference writer
+# Serialization: the compiled writer, and the pure-Python reference writer
 # --------------------------------------------------------------------------------------------------
 
-_FIXUPS: Final = re.compile(rb"\\\\|\\u00[01][0-9a-f]|[\xf0-\xf4][\x80-\xbf]{3}")
-
-
-def _fix(match: re.Match[bytes]) -> bytes:
-    found = match.group()
-    if found[0] == 0x5C:  # an escaped backslash (kept) or a control character escape (upper-cased)
-        return found.upper().replace(b"\\U", b"\\u")
-    code = ord(found.decode("utf-8")) - 0x10000
-    return b"\\u%04X\\u%04X" % (0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF))
-
-
-_FOUR_BYTE_LEADS: Final = tuple(bytes([lead]) for lead in range(0xF0, 0xF5))
-
-
-def _jacksonize(out: bytes) -> bytes:
-    """Rewrite orjson's escapes the way Jackson writes them (see the module docstring).
-
-    The checks before the rewrite are single C scans (``memchr``), so clean output costs ~1 us/KB.
-    """
-    if b"\\u00" not in out and (out.isascii() or not any(lead in out for lead in _FOUR_BYTE_LEADS)):
-        return out
-    return _FIXUPS.sub(_fix, out)
-
-
 def dumps_jackson(tree: Any) -> bytes:
-    """Plain JSON values (dicts, lists, str, int, bool, None, ``orjson.Fragment``) as Jackson writes them."""
-    return _jacksonize(orjson.dumps(tree))
+    """Plain JSON values (dicts, lists, str, int, bool, None, ``bytes`` of JSON text) as Jackson writes them;
+    ValueError, TypeError or OverflowError for what only :func:`dumps_reference` writes."""
+    return _jackson.dumps(tree)
 
 
 class RawText:
-    """Pre-serialized JSON text for the reference writer (the fast path uses ``orjson.Fragment``)."""
+    """Pre-serialized JSON text for the reference writer (the fast path takes ``bytes``)."""
 
     __slots__ = ("text",)
 

@@ -8,6 +8,8 @@ mod strings;
 mod escape_table;
 mod writer;
 mod unwrap;
+#[path = "../jackson/src/text.rs"]
+mod jackson_text;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

@@ -9,12 +9,11 @@
 //! a date outside Python's datetime range...) makes it answer None, and the transform takes the Python path.
 
 use std::borrow::Cow;
-use std::fmt::Write;
-
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 
+use crate::jackson_text::{push_int, push_jackson_string};
 use crate::numbers::java_double;
 
 /// Err: not handled here (the caller takes the Python path).
@@ -24,7 +23,6 @@ const MAX_DEPTH: u32 = 200;
 /// Python's datetime range in epoch milliseconds (0001-01-01 .. 9999-12-31T23:59:59.999).
 const MIN_MILLIS: i64 = -62_135_596_800_000;
 const MAX_MILLIS: i64 = 253_402_300_799_999;
-const HEX_UPPER: &[u8; 16] = b"0123456789ABCDEF";
 const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /// A value of the document as ``schema_inference.parse_with_shape`` reads it.
@@ -44,9 +42,9 @@ enum Node<'a> {
     /// ``{"$oid": "..."}``: 24 hex digits
     Oid(&'a str),
     /// ``{"$binary": "...", "$type": "XX"}``: the data and the subtype
-    Bin(Vec<u8>, u8),
+    Bin(Box<(Vec<u8>, u8)>),
     /// ``{"$regex": ..., "$options": ...}``
-    Regex(Cow<'a, str>, Cow<'a, str>),
+    Regex(Box<(Cow<'a, str>, Cow<'a, str>)>),
     Doc(Vec<(Cow<'a, str>, Node<'a>)>),
     Arr(Vec<Node<'a>>),
 }
@@ -263,7 +261,7 @@ impl<'a> Parser<'a> {
 
     fn array(&mut self, depth: u32) -> R<Node<'a>> {
         self.pos += 1;
-        let mut items = Vec::new();
+        let mut items = Vec::with_capacity(8);
         self.skip_ws();
         if self.bytes.get(self.pos) == Some(&b']') {
             self.pos += 1;
@@ -285,7 +283,7 @@ impl<'a> Parser<'a> {
 
     fn object(&mut self, depth: u32) -> R<Node<'a>> {
         self.pos += 1;
-        let mut entries: Vec<(Cow<'a, str>, Node<'a>)> = Vec::new();
+        let mut entries: Vec<(Cow<'a, str>, Node<'a>)> = Vec::with_capacity(8);
         self.skip_ws();
         if self.bytes.get(self.pos) == Some(&b'}') {
             self.pos += 1;
@@ -353,14 +351,14 @@ fn wrapper<'a>(mut entries: Vec<(Cow<'a, str>, Node<'a>)>) -> R<Node<'a>> {
             let options = entries.pop().ok_or(())?.1;
             let pattern = entries.pop().ok_or(())?.1;
             match (pattern, options) {
-                (Node::Str(pattern), Node::Str(options)) => Ok(Node::Regex(pattern, options)),
+                (Node::Str(pattern), Node::Str(options)) => Ok(Node::Regex(Box::new((pattern, options)))),
                 _ => Err(()),
             }
         }
         ["$binary", "$type"] => match (&entries[0].1, &entries[1].1) {
             (Node::Str(data), Node::Str(kind)) if kind.len() == 2 => {
                 let subtype = (hex_digit(kind.as_bytes()[0])? * 16 + hex_digit(kind.as_bytes()[1])?) as u8;
-                Ok(Node::Bin(base64_decode(data)?, subtype))
+                Ok(Node::Bin(Box::new((base64_decode(data)?, subtype))))
             }
             _ => Err(()),
         },
@@ -440,9 +438,8 @@ fn shape(node: &Node<'_>, out: &mut Vec<u8>) {
         Node::Date(_) => out.push(b'D'),
         Node::Stamp(_) => out.push(b'T'),
         Node::Oid(_) => out.push(b'o'),
-        Node::Bin(_, 0) => out.push(b'B'),
-        Node::Bin(_, _) => out.push(b'Y'),
-        Node::Regex(_, _) => out.push(b'r'),
+        Node::Bin(bin) => out.push(if bin.1 == 0 { b'B' } else { b'Y' }),
+        Node::Regex(_) => out.push(b'r'),
         Node::Doc(entries) => {
             out.push(b'{');
             for (name, value) in entries {
@@ -511,50 +508,15 @@ fn compile(spec: &Bound<'_, PyAny>) -> PyResult<Plan> {
     })
 }
 
-/// Appends ``text`` quoted as JsonConverter (Jackson) writes it: ``\"``, ``\\``, ``\b\t\n\f\r``, other control
-/// characters as upper-case ``\u00XX``, characters outside the BMP as an upper-case surrogate pair escape,
-/// everything else as is.
-pub fn push_jackson_string(out: &mut String, text: &str) {
-    out.push('"');
-    let bytes = text.as_bytes();
-    let mut clean = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b >= 0x20 && b != b'"' && b != b'\\' && b < 0xF0 {
-            i += 1;
-            continue;
-        }
-        out.push_str(&text[clean..i]);
-        if b >= 0xF0 {
-            let ch = text[i..].chars().next().unwrap_or('\u{FFFD}');
-            let code = ch as u32 - 0x10000;
-            push_u_escape(out, 0xD800 + (code >> 10));
-            push_u_escape(out, 0xDC00 + (code & 0x3FF));
-            i += ch.len_utf8();
-        } else {
-            match b {
-                b'"' => out.push_str("\\\""),
-                b'\\' => out.push_str("\\\\"),
-                0x08 => out.push_str("\\b"),
-                0x09 => out.push_str("\\t"),
-                0x0A => out.push_str("\\n"),
-                0x0C => out.push_str("\\f"),
-                0x0D => out.push_str("\\r"),
-                _ => push_u_escape(out, b as u32),
-            }
-            i += 1;
-        }
-        clean = i;
-    }
-    out.push_str(&text[clean..]);
-    out.push('"');
-}
-
-fn push_u_escape(out: &mut String, unit: u32) {
-    out.push_str("\\u");
-    for shift in [12, 8, 4, 0] {
-        out.push(HEX_UPPER[((unit >> shift) & 0xF) as usize] as char);
+/// Java's ``Double.toString``: in its plain range [1e-3, 1e7) the shortest digits in Ryu's decimal layout are
+/// Java's text already; elsewhere :func:`java_double`.
+fn push_double(out: &mut String, value: f64) {
+    let magnitude = value.abs();
+    if (1e-3..1e7).contains(&magnitude) {
+        let mut buffer = ryu::Buffer::new();
+        out.push_str(buffer.format_finite(value));
+    } else {
+        java_double(out, value);
     }
 }
 
@@ -613,22 +575,15 @@ fn write<'n>(node: &'n Node<'n>, plan: &Plan, out: &mut String) -> R<()> {
             out.extend(hex.chars().map(|c| c.to_ascii_lowercase()));
             out.push('"');
         }
-        (Plan::Int32, Node::Int(v)) if i32::try_from(*v).is_ok() => {
-            let _ = write!(out, "{v}");
-        }
-        (Plan::Int64, Node::Int(v) | Node::Long(v)) => {
-            let _ = write!(out, "{v}");
-        }
-        (Plan::Double, Node::Double(v)) => java_double(out, *v),
+        (Plan::Int32, Node::Int(v)) if i32::try_from(*v).is_ok() => push_int(out, *v),
+        (Plan::Int64, Node::Int(v) | Node::Long(v)) => push_int(out, *v),
+        (Plan::Double, Node::Double(v)) => push_double(out, *v),
         (Plan::Bool, Node::Bool(v)) => out.push_str(if *v { "true" } else { "false" }),
-        (Plan::Bytes, Node::Bin(data, _)) => push_base64(out, data),
-        (Plan::Timestamp, Node::Date(millis)) if (MIN_MILLIS..=MAX_MILLIS).contains(millis) => {
-            let _ = write!(out, "{millis}");
-        }
-        (Plan::Timestamp, Node::Stamp(seconds)) => {
-            let _ = write!(out, "{}", seconds * 1000);
-        }
-        (Plan::Regex, Node::Regex(pattern, options)) => {
+        (Plan::Bytes, Node::Bin(bin)) => push_base64(out, &bin.0),
+        (Plan::Timestamp, Node::Date(millis)) if (MIN_MILLIS..=MAX_MILLIS).contains(millis) => push_int(out, *millis),
+        (Plan::Timestamp, Node::Stamp(seconds)) => push_int(out, seconds * 1000),
+        (Plan::Regex, Node::Regex(regex)) => {
+            let (pattern, options) = regex.as_ref();
             out.push_str("{\"regex\":");
             push_jackson_string(out, pattern);
             out.push_str(",\"options\":");
@@ -728,7 +683,7 @@ pub fn unwrap_document<'py>(
     Ok(Some((key, Some(found), Some(PyBytes::new(py, out.as_bytes())))))
 }
 
-/// :func:`push_jackson_string`, exposed for tests.
+/// ``push_jackson_string``, exposed for tests.
 #[pyfunction]
 pub fn jackson_string(text: &str) -> String {
     let mut out = String::new();

@@ -29,7 +29,10 @@ def module_files(root: Path, packages: Iterable[str]) -> dict[str, Path]:
     """Every module of ``packages`` under ``root`` by dotted name (a package is its ``__init__.py``)."""
     modules: dict[str, Path] = {}
     for package in packages:
-        for path in sorted((root / package).rglob("*.py")):
+        # a compiled extension module is known by its stub (``_extjson.pyi``): a module that imports none of ours
+        for path in sorted([*(root / package).rglob("*.py"), *(root / package).rglob("*.pyi")]):
+            if path.suffix == ".pyi" and path.with_suffix(".py").exists():
+                continue
             parts = path.relative_to(root).with_suffix("").parts
             if parts[-1] == "__init__":
                 parts = parts[:-1]

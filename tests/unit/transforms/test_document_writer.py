@@ -216,3 +216,13 @@ def test_added_fields_named_like_document_fields() -> None:
     for config in CONFIGS[2:]:
         fast, slow = _pair(config)
         _assert_same(fast, slow, _insert(doc))
+
+
+def test_doubles() -> None:
+    rng = random.Random(3)
+    values = [rng.uniform(-1, 1) * 10.0 ** rng.randint(-12, 12) for _ in range(400)]
+    values += [1e-3, -1e-3, 9.999999999999998e-4, 1e7, 9999999.999999998, 1e7 - 1, 0.1, 100.0, 5e-324, 1e300, 0.0]
+    fast, slow = _pair({})
+    assert _assert_same(fast, slow, _insert({"_id": 1, "d": values}))
+    for value in values:
+        assert _assert_same(fast, slow, _insert({"_id": 2, "d": value}))
