@@ -1,7 +1,7 @@
 """Record the golden file: the scripted operations of :mod:`compat.debezium.harness` captured by the real
 Debezium MongoDB connector on the real Kafka Connect, against SecantusDB and a real Kafka broker.
 
-    python -m compat.debezium.golden [--out PATH]
+    python -m compat.debezium.golden [--release 3.6.3.Final] [--out PATH]
 
 Re-record after changing the operations or the pinned Debezium version (compat/debezium/pom.xml); the test
 ``tests/integration/mongodb/test_debezium_golden.py`` runs the same operations through our connector and compares.
@@ -10,22 +10,31 @@ Starts everything on free ports in a temporary directory and stops it all before
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
 
 import pymongo
 
-from compat.debezium import harness
+from compat.debezium import harness, releases
 
-GOLDEN = Path(__file__).resolve().parents[2] / "tests" / "integration" / "mongodb" / "golden" / "debezium.jsonl"
+GOLDEN_DIR = Path(__file__).resolve().parents[2] / "tests" / "integration" / "mongodb" / "golden"
+
+
+def golden_path(release: str) -> Path:
+    """The golden file of a Debezium release (:mod:`compat.debezium.releases`)."""
+    return GOLDEN_DIR / f"debezium-{release}.jsonl"
+
+
 PREFIX = "golden"
 MINIMUM_RECORDS = 20
 
 
-def record(out: Path) -> int:
-    """Run Debezium over the operations and write the normalised records to ``out``; returns their number."""
-    with harness.running("golden") as (endpoints, connect):
+def record(out: Path, release: str | None = None) -> int:
+    """Run Debezium ``release`` over the operations and write the normalised records to ``out``; returns their
+    number."""
+    with harness.running("golden", release) as (endpoints, connect):
         client: pymongo.MongoClient[dict[str, object]] = pymongo.MongoClient(endpoints.mongo_uri)
         start = client.admin.command("ping")["operationTime"]
         harness.run_operations(client)
@@ -39,7 +48,11 @@ def record(out: Path) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return harness.record_main(argv, __doc__, GOLDEN, record, "records", minimum=MINIMUM_RECORDS)
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--release", choices=releases.available(), default=releases.pinned())
+    known, rest = parser.parse_known_args(argv)
+    return harness.record_main(rest, __doc__, golden_path(known.release),
+                               lambda out: record(out, known.release), "records", minimum=MINIMUM_RECORDS)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -25,38 +24,21 @@ from typing import Any
 from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Regex, Timestamp
 
 import stack
+from compat.debezium import releases
 from compat.rest_side_by_side import JavaConnect
-from stack import maven
-from stack.procs import CACHE_DIR, StackError
 from stack.worker import distributed_properties
 
-POM = Path(__file__).resolve().parent / "pom.xml"
 CONNECTOR_CLASS = "io.debezium.connector.mongodb.MongoDbConnector"
-_PROVIDED = re.compile(r"^(connect-api|kafka-clients|slf4j-api|lz4-java|snappy-java|zstd-jni)-.*\.jar$")
 
 
 def debezium_version() -> str:
     """The Debezium version pinned in the pom."""
-    node = ET.parse(POM).getroot().find("m:properties/m:debezium.version", {"m": "http://maven.apache.org/POM/4.0.0"})
-    if node is None or not (node.text or "").strip():
-        raise StackError(f"{POM} has no <debezium.version>")
-    return (node.text or "").strip()
+    return releases.pinned()
 
 
-def plugin_path() -> Path:
-    """The ``plugin.path`` directory holding the Debezium MongoDB connector plugin (fetched on first use)."""
-    version = debezium_version()
-    root = CACHE_DIR / f"debezium-mongodb-{version}" / "plugins"
-    plugin = root / "debezium-connector-mongodb"
-
-    def complete(libs: Path) -> bool:
-        return (libs / f"debezium-connector-mongodb-{version}.jar").is_file()
-
-    maven.ensure_libs(POM, plugin, complete, f"Debezium MongoDB {version}")
-    for jar in plugin.glob("*.jar"):
-        if _PROVIDED.match(jar.name):
-            jar.unlink()
-    return root
+def plugin_path(release: str | None = None) -> Path:
+    """The ``plugin.path`` directory holding ``release``'s MongoDB connector (default: the pinned one)."""
+    return releases.plugin_path(release)
 
 
 class DebeziumConnect(JavaConnect):
@@ -64,12 +46,12 @@ class DebeziumConnect(JavaConnect):
 
     name = "debezium-connect"
 
-    def __init__(self, state_dir: Path, port: int, properties: Mapping[str, str]) -> None:
-        super().__init__(state_dir, port, {**properties, "plugin.path": str(plugin_path())})
+    def __init__(self, state_dir: Path, port: int, properties: Mapping[str, str], release: str | None = None) -> None:
+        super().__init__(state_dir, port, {**properties, "plugin.path": str(plugin_path(release))})
 
 
 @contextlib.contextmanager
-def running(name: str) -> Iterator[tuple[Any, DebeziumConnect]]:
+def running(name: str, release: str | None = None) -> Iterator[tuple[Any, DebeziumConnect]]:
     """A Kafka broker, a SecantusDB and Debezium on Kafka Connect, on free ports in a temporary directory, all
     stopped on leaving; yields the stack's endpoints and the Connect worker."""
     with tempfile.TemporaryDirectory(prefix=f"debezium-{name}-") as tmp:
@@ -77,7 +59,7 @@ def running(name: str) -> Iterator[tuple[Any, DebeziumConnect]]:
         kafka_port, mongo_port, rest_port = stack.free_ports(3)
         endpoints = stack.start(state / "stack", kafka_port=kafka_port, mongo_port=mongo_port)
         properties = distributed_properties(endpoints.kafka_bootstrap, rest_port, group_id=f"debezium-{name}")
-        connect = DebeziumConnect(state / "connect", rest_port, properties)
+        connect = DebeziumConnect(state / "connect", rest_port, properties, release)
         try:
             connect.start()
             yield endpoints, connect

@@ -16,6 +16,7 @@ from connectors.mongodb import debezium_keys
 from connectors.mongodb.capture_config import CAPTURE_DEF, CaptureOptions, validate_capture
 from connectors.mongodb.debezium_keys import DEBEZIUM_KEYS_DEF, HonouredOptions
 from connectors.mongodb.naming import NAMING_DEF, TopicNaming, validate_naming
+from connectors.mongodb.releases import NEWEST, RELEASES, DebeziumRelease, release, validate_release
 
 SPLIT_MODES = ("auto", "always", "never")
 """``snapshot.split.mode`` (ours): when a collection is read as several ``_id`` ranges."""
@@ -185,6 +186,9 @@ CONFIG_DEF = ConfigDef((
          doc="Milliseconds between heartbeat records (0: none); they keep offsets moving on idle or filtered streams."),
     _key("extended.headers.enabled", ConfigType.BOOLEAN, "true", group="Connector", order=18,
          doc="Whether to add the __debezium.context.* headers to data records."),
+    _key("debezium.release", default=NEWEST.version, group="Connector", order=33, validators=(validate_release,),
+         doc="The Debezium release whose record bytes are reproduced (ours): " + ", ".join(RELEASES) + ". 3.6.1 "
+             "writes doubles with a non-negative exponent as 1.0E300, 3.6.3 as 1.0E+300; source.version follows."),
 )) + CAPTURE_DEF + NAMING_DEF + DEBEZIUM_KEYS_DEF
 
 
@@ -277,6 +281,7 @@ class MongoDbConfig:
     signal_poll_interval_ms: int = 5000
     incremental_chunk_size: int = 1024
     honoured: HonouredOptions = field(default_factory=HonouredOptions)
+    release: DebeziumRelease = NEWEST
     naming: TopicNaming | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -343,6 +348,7 @@ class MongoDbConfig:
             signal_poll_interval_ms=integer("signal.poll.interval.ms", 5000),
             incremental_chunk_size=integer("incremental.snapshot.chunk.size", 1024),
             honoured=HonouredOptions.parse(props),
+            release=release(props.get("debezium.release")),
             naming=TopicNaming.from_props(props),
         )
 

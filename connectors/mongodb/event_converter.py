@@ -25,6 +25,7 @@ from connect.api.records import Header, SourceRecord
 from connectors.mongodb import extjson, json_writer
 from connectors.mongodb.naming import TopicNaming
 from connectors.mongodb.position import Position, session_txn
+from connectors.mongodb.releases import NEWEST, DebeziumRelease
 from connectors.mongodb.schemas import (
     SOURCE_SCHEMA,
     TRANSACTION_SCHEMA,
@@ -53,7 +54,8 @@ class ChangeEventConverter:
         self,
         *,
         topic_prefix: str,
-        connector_version: str = "3.6.1.Final",
+        release: DebeziumRelease = NEWEST,
+        connector_version: str | None = None,
         tombstones_on_delete: bool = True,
         extended_headers: bool = True,
         task_id: str = "0",
@@ -66,7 +68,8 @@ class ChangeEventConverter:
         self._prefix = topic_prefix
         self._naming = naming if naming is not None else TopicNaming(topic_prefix, delimiter=topic_delimiter)
         self._schemas: dict[tuple[str, str], tuple[str, Schema, Schema]] = {}
-        self._version = connector_version
+        self._version = connector_version or release.version
+        self._plus = release.plus_exponent
         self._tombstones = tombstones_on_delete
         self._clock_ms = clock_ms or _wall_clock_ms
         self._partition = dict(partition) if partition is not None else {"server_id": topic_prefix}
@@ -124,8 +127,9 @@ class ChangeEventConverter:
             "snapshot": marker, "db": db, "ts_us": now * 1000, "ts_ns": now * 1_000_000, "collection": coll,
             "ord": -1,
         })
-        value = _struct(v_schema, {"after": json_writer.strict(doc), "source": source, "op": "r", "ts_ms": now})
-        key = _struct(k_schema, {"id": json_writer.relaxed_id(doc)})
+        after = json_writer.strict(doc, self._plus)
+        value = _struct(v_schema, {"after": after, "source": source, "op": "r", "ts_ms": now})
+        key = _struct(k_schema, {"id": json_writer.relaxed_id(doc, self._plus)})
         return SourceRecord(self._partition, dict(offset), topic, None, k_schema, key, v_schema, value, None,
                             self._headers)
 
@@ -152,31 +156,29 @@ class ChangeEventConverter:
             self._schemas[(db, coll)] = names
         return names
 
-    @staticmethod
-    def _key(schema: Schema, document_key: Mapping[str, Any] | None) -> Struct | None:
+    def _key(self, schema: Schema, document_key: Mapping[str, Any] | None) -> Struct | None:
         if document_key is None:
             return None
-        return _struct(schema, {"id": json_writer.relaxed_key(document_key.get("_id"))})
+        return _struct(schema, {"id": json_writer.relaxed_key(document_key.get("_id"), self._plus)})
 
-    @staticmethod
-    def _images(event: Mapping[str, Any], op: str) -> dict[str, Any]:
+    def _images(self, event: Mapping[str, Any], op: str) -> dict[str, Any]:
         """``before``/``after``/``updateDescription`` as Debezium fills them for ``op``."""
         payload: dict[str, Any] = {}
         if op == "c":
             full = event.get("fullDocument")
             if full is not None:
-                payload["after"] = json_writer.strict(full)
+                payload["after"] = json_writer.strict(full, self._plus)
         else:
             pre_image = event.get("fullDocumentBeforeChange")
             if pre_image is not None:
-                payload["before"] = json_writer.strict(pre_image)
+                payload["before"] = json_writer.strict(pre_image, self._plus)
             if op == "u":
                 full = event.get("fullDocument")
                 if full is not None:
-                    payload["after"] = json_writer.strict(full)
+                    payload["after"] = json_writer.strict(full, self._plus)
                 description = event.get("updateDescription")
                 if description is not None:
-                    payload["updateDescription"] = _update_description(description)
+                    payload["updateDescription"] = _update_description(description, self._plus)
         return payload
 
     def _source(self, event: Mapping[str, Any], db: str, coll: str, cluster_time: Any,
@@ -214,7 +216,7 @@ def _wall_clock_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def _update_description(description: Mapping[str, Any]) -> Struct:
+def _update_description(description: Mapping[str, Any], plus_exponent: bool) -> Struct:
     """``updateDescription``: updatedFields always (when given), removedFields/truncatedArrays only if non-empty."""
     values: dict[str, Any] = {}
     removed = description.get("removedFields")
@@ -222,7 +224,7 @@ def _update_description(description: Mapping[str, Any]) -> Struct:
         values["removedFields"] = list(removed)
     updated = description.get("updatedFields")
     if updated is not None:
-        values["updatedFields"] = json_writer.relaxed(updated)
+        values["updatedFields"] = json_writer.relaxed(updated, plus_exponent)
     truncated = description.get("truncatedArrays")
     if truncated:
         values["truncatedArrays"] = [

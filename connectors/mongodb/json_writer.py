@@ -42,23 +42,24 @@ def raw_bson(doc: Mapping[str, Any]) -> bytes:
     return bson.encode(doc, codec_options=ENCODE_OPTIONS)
 
 
-def strict(doc: Mapping[str, Any]) -> str:
-    """Extended JSON v1 STRICT, Debezium compact style (``after``/``before``/``lsid``)."""
-    return _extjson.strict(raw_bson(doc))
+def strict(doc: Mapping[str, Any], plus_exponent: bool = False) -> str:
+    """Extended JSON v1 STRICT, Debezium compact style (``after``/``before``/``lsid``). ``plus_exponent``: doubles
+    as the MongoDB Java driver 5.9 writes them, ``1.0E+300`` (Debezium 3.6.3), not ``1.0E300`` (3.6.1)."""
+    return _extjson.strict(raw_bson(doc), plus_exponent)
 
 
-def relaxed(doc: Mapping[str, Any]) -> str:
+def relaxed(doc: Mapping[str, Any], plus_exponent: bool = False) -> str:
     """Extended JSON v2 RELAXED with the driver's default layout (``updateDescription.updatedFields``)."""
-    return _extjson.relaxed(raw_bson(doc))
+    return _extjson.relaxed(raw_bson(doc), plus_exponent)
 
 
-def relaxed_key(value: Any) -> str:
+def relaxed_key(value: Any, plus_exponent: bool = False) -> str:
     """One value (the document ``_id``) as v2 RELAXED, Debezium compact style (the key ``id``)."""
-    return _extjson.relaxed_key(bson.encode({"_": value}, codec_options=ENCODE_OPTIONS))
+    return _extjson.relaxed_key(bson.encode({"_": value}, codec_options=ENCODE_OPTIONS), plus_exponent)
 
 
-def relaxed_id(doc: Mapping[str, Any]) -> str:
+def relaxed_id(doc: Mapping[str, Any], plus_exponent: bool = False) -> str:
     """:func:`relaxed_key` of ``doc``'s ``_id`` (``null`` without one), read from the bytes of a RawBSONDocument."""
     if type(doc) is RawBSONDocument:
-        return _extjson.relaxed_id(raw_bson(doc)) or "null"
-    return relaxed_key(doc.get("_id"))
+        return _extjson.relaxed_id(raw_bson(doc), plus_exponent) or "null"
+    return relaxed_key(doc.get("_id"), plus_exponent)

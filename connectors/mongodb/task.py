@@ -108,7 +108,7 @@ class MongoDbConnectorTask(SourceTask):
         client = connection.connect(config, uri, self.tag)
         partition = {"server_id": config.topic_prefix} if rs is None else {"server_id": config.topic_prefix, "rs": rs}
         events = ChangeEventConverter(
-            topic_prefix=config.topic_prefix, tombstones_on_delete=config.tombstones_on_delete,
+            topic_prefix=config.topic_prefix, release=config.release, tombstones_on_delete=config.tombstones_on_delete,
             extended_headers=config.extended_headers, task_id=self.task_id, run_id=run_id,
             partition=partition, naming=config.topic_naming)
         label = f"{self.name}-task-{self.task_id}" + (f"-{rs}" if rs else "")

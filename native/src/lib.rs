@@ -17,8 +17,8 @@ use pyo3::types::PyBytes;
 
 use writer::{Flavour, Writer};
 
-fn run(raw: &[u8], flavour: Flavour, key: bool) -> PyResult<String> {
-    let mut w = Writer::new(flavour, raw.len());
+fn run(raw: &[u8], flavour: Flavour, key: bool, plus_exponent: bool) -> PyResult<String> {
+    let mut w = Writer::new(flavour, raw.len()).plus_exponent(plus_exponent);
     let result = if key { w.first_value(raw) } else { w.top_document(raw) };
     match result {
         Ok(()) => Ok(w.finish()),
@@ -28,26 +28,30 @@ fn run(raw: &[u8], flavour: Flavour, key: bool) -> PyResult<String> {
 
 /// Extended JSON v1 STRICT with Debezium's compact layout (``after``/``before``/``lsid``).
 #[pyfunction]
-fn strict(py: Python<'_>, raw: &[u8]) -> PyResult<String> {
-    py.allow_threads(|| run(raw, Flavour::Strict, false))
+#[pyo3(signature = (raw, plus_exponent=false))]
+fn strict(py: Python<'_>, raw: &[u8], plus_exponent: bool) -> PyResult<String> {
+    py.allow_threads(|| run(raw, Flavour::Strict, false, plus_exponent))
 }
 
 /// Extended JSON v2 RELAXED with the driver's default layout (``updateDescription.updatedFields``).
 #[pyfunction]
-fn relaxed(py: Python<'_>, raw: &[u8]) -> PyResult<String> {
-    py.allow_threads(|| run(raw, Flavour::RelaxedDefault, false))
+#[pyo3(signature = (raw, plus_exponent=false))]
+fn relaxed(py: Python<'_>, raw: &[u8], plus_exponent: bool) -> PyResult<String> {
+    py.allow_threads(|| run(raw, Flavour::RelaxedDefault, false, plus_exponent))
 }
 
 /// The first element's value as v2 RELAXED, compact layout: the document key ``id`` of ``{"_id": ...}``.
 #[pyfunction]
-fn relaxed_key(py: Python<'_>, raw: &[u8]) -> PyResult<String> {
-    py.allow_threads(|| run(raw, Flavour::RelaxedCompact, true))
+#[pyo3(signature = (raw, plus_exponent=false))]
+fn relaxed_key(py: Python<'_>, raw: &[u8], plus_exponent: bool) -> PyResult<String> {
+    py.allow_threads(|| run(raw, Flavour::RelaxedCompact, true, plus_exponent))
 }
 
 /// The RELAXED compact JSON of a document's ``_id`` (the key ``id`` of a snapshot record); None without ``_id``.
 #[pyfunction]
-fn relaxed_id(raw: &[u8]) -> PyResult<Option<String>> {
-    let mut w = Writer::new(Flavour::RelaxedCompact, 64);
+#[pyo3(signature = (raw, plus_exponent=false))]
+fn relaxed_id(raw: &[u8], plus_exponent: bool) -> PyResult<Option<String>> {
+    let mut w = Writer::new(Flavour::RelaxedCompact, 64).plus_exponent(plus_exponent);
     match w.named_value(raw, "_id") {
         Ok(true) => Ok(Some(w.finish())),
         Ok(false) => Ok(None),
@@ -77,9 +81,10 @@ fn embedded<'py>(py: Python<'py>, raw: &[u8], name: &str) -> PyResult<Option<Bou
 
 /// Java's ``Double.toString`` (JDK 19+), exposed for tests.
 #[pyfunction]
-fn java_double(value: f64) -> String {
+#[pyo3(signature = (value, plus_exponent=false))]
+fn java_double(value: f64, plus_exponent: bool) -> String {
     let mut out = String::new();
-    numbers::java_double(&mut out, value);
+    numbers::java_double(&mut out, value, plus_exponent);
     out
 }
 

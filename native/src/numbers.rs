@@ -25,8 +25,9 @@ fn split_digits(text: &str) -> (Vec<u8>, i32) {
     (digits, whole.len() as i32 + exponent - leading as i32)
 }
 
-/// Java's layout of 0.<digits> * 10^point: plain in [1e-3, 1e7), else d.dddE<n>.
-fn java_text(out: &mut String, digits: &[u8], point: i32) {
+/// Java's layout of 0.<digits> * 10^point: plain in [1e-3, 1e7), else d.dddE<n> (d.dddE+<n> for a non-negative
+/// exponent with ``plus``, as the MongoDB Java driver 5.9 writes a double).
+fn java_text(out: &mut String, digits: &[u8], point: i32, plus: bool) {
     let push = |out: &mut String, ds: &[u8]| {
         for &d in ds {
             out.push(d as char);
@@ -58,12 +59,14 @@ fn java_text(out: &mut String, digits: &[u8], point: i32) {
         } else {
             out.push('0');
         }
-        let _ = write!(out, "E{}", point - 1);
+        let exponent = point - 1;
+        let _ = if plus && exponent >= 0 { write!(out, "E+{exponent}") } else { write!(out, "E{exponent}") };
     }
 }
 
-/// ``Double.toString(value)``: ``1.0``, ``1.0E7``, ``1.0E-5``, ``-0.0``, ``NaN``, ``-Infinity``, ``4.9E-324``.
-pub fn java_double(out: &mut String, value: f64) {
+/// ``Double.toString(value)``: ``1.0``, ``1.0E7``, ``1.0E-5``, ``-0.0``, ``NaN``, ``-Infinity``, ``4.9E-324``;
+/// ``plus``: ``1.0E+7`` (the MongoDB Java driver 5.9's JSON writer).
+pub fn java_double(out: &mut String, value: f64, plus: bool) {
     if value.is_nan() {
         out.push_str("NaN");
         return;
@@ -87,16 +90,16 @@ pub fn java_double(out: &mut String, value: f64) {
     if value < 0.0 {
         out.push('-');
     }
-    java_text(out, &digits, point);
+    java_text(out, &digits, point, plus);
 }
 
 /// A double in Extended JSON v2 RELAXED: the number, or ``{"$numberDouble": "..."}`` when not finite.
-pub fn relaxed_double(out: &mut String, value: f64) {
+pub fn relaxed_double(out: &mut String, value: f64, plus: bool) {
     if value.is_finite() {
-        java_double(out, value);
+        java_double(out, value, plus);
     } else {
         out.push_str("{\"$numberDouble\": \"");
-        java_double(out, value);
+        java_double(out, value, plus);
         out.push_str("\"}");
     }
 }

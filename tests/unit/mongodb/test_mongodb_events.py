@@ -23,6 +23,7 @@ from connect.api.records import Header
 from connectors.mongodb import schemas
 from connectors.mongodb.event_converter import ChangeEventConverter
 from connectors.mongodb.position import decode_resume_token, encode_resume_token
+from connectors.mongodb.releases import RELEASES
 from connectors.mongodb.streaming.raw_events import IMAGES, Decoder
 
 TOKEN = {"_data": "4300000010730002000000117400070000000493016b026e0014000000696e76656e746f72792e637573746f6d657273"}
@@ -38,8 +39,9 @@ HEADERS = (
 
 
 def converter(**kwargs: Any) -> ChangeEventConverter:
+    """The vectors were recorded from Debezium 3.6.1."""
     return ChangeEventConverter(topic_prefix="fulfillment", run_id="run-1", clock_ms=lambda: 1_800_000_000_000,
-                                **kwargs)
+                                **{"release": RELEASES["3.6.1.Final"], **kwargs})
 
 
 def event(op: str, **fields: Any) -> dict[str, Any]:
