@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from connect import clients
@@ -40,6 +40,8 @@ class Runtime:
     status_store: StatusStore
     kafka_cluster_id: str | None = None
     group_settings: dict[str, Any] | None = None
+    offset_store_factory: Callable[[str], OffsetStore] | None = None
+    """Opens a connector's own offsets topic (``offsets.storage.topic``; distributed only)."""
     herder: Herder = field(init=False)
 
     def start(self) -> Herder:
@@ -48,7 +50,8 @@ class Runtime:
         self.status_store.start()
         self.config_store.start()
         worker = Worker(self.config, self.props, self.offset_store, self.status_store,
-                        on_reconfigure=lambda name: self.herder.request_task_reconfiguration(name))
+                        on_reconfigure=lambda name: self.herder.request_task_reconfiguration(name),
+                        offset_store_factory=self.offset_store_factory)
         ready, stop = threading.Event(), threading.Event()
         membership: Membership | None = None
         if self.group_settings is not None:
@@ -122,6 +125,14 @@ def distributed(props: Mapping[str, str]) -> Runtime:
     # exactly-once tasks commit offsets in transactions: the worker reads only committed ones (Connect's
     # KafkaOffsetBackingStore under exactly.once.source.support=enabled)
     offsets_reader = {"isolation.level": "read_committed"} if config.exactly_once_source_enabled() else {}
+    offset_topic = TopicSpec("", config.offset_storage_partitions, config.offset_storage_replication_factor,
+                             _topic_settings(raw, "offset.storage."))
+
+    def connector_offsets(topic: str) -> OffsetStore:
+        """A connector's own offsets topic, created like the worker's when missing (Connect's)."""
+        create_internal_topics({**settings, **prefixed(raw, "admin.")}, [replace(offset_topic, name=topic)])
+        return KafkaOffsetStore(topic, {**settings, "client.id": f"{client_id}offsets-{topic}", **offsets_reader})
+
     return Runtime(
         config, raw,
         KafkaConfigStore(config.config_storage_topic, {**settings, "client.id": client_id + "configs"}),
@@ -130,6 +141,7 @@ def distributed(props: Mapping[str, str]) -> Runtime:
         KafkaStatusStore(config.status_storage_topic, {**settings, "client.id": client_id + "statuses"}),
         cluster_id,
         settings,
+        connector_offsets,
     )
 
 

@@ -140,10 +140,12 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
     ``transaction.boundary``."""
 
     def __init__(self, *args: Any, offsets_topic: str, boundary: TransactionBoundary, interval_ms: int,
-                 preflight: Callable[[], None], read_offsets: Callable[[], None], **kwargs: Any) -> None:
+                 preflight: Callable[[], None], read_offsets: Callable[[], None],
+                 mirror: Callable[[Mapping[bytes, bytes | None]], None] | None = None, **kwargs: Any) -> None:
         """``preflight`` runs before the producer is initialized (zombie fencing of the connector's earlier task
         generation); ``read_offsets`` after, once the transaction a predecessor left open is aborted, reads the
-        offsets topic to its end (committed records only)."""
+        offsets topic to its end (committed records only); ``mirror`` copies committed offsets to the worker's offsets
+        topic when the connector has a topic of its own."""
         super().__init__(*args, **kwargs)
         self._txn: TransactionalProducer = self._producer  # type: ignore[assignment]
         self._offsets_topic = offsets_topic
@@ -151,6 +153,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self._interval = interval_ms / 1000
         self._preflight = preflight
         self._read_offsets = read_offsets
+        self._mirror = mirror
         self._txn_context = WorkerTransactionContext() if boundary is TransactionBoundary.CONNECTOR else None
         self._open = False
         self._offsets: dict[bytes, Mapping[str, Any]] = {}
@@ -252,9 +255,10 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         if not self._open and not self._offsets:
             return
         self._begin()
-        for key, offset in self._offsets.items():
-            self._producer.send(self._offsets_topic, value=codec.dumps(dict(offset)), key=key, headers=[],
-                                partition=None, timestamp_ms=None)
+        batch = {key: codec.dumps(dict(offset)) for key, offset in self._offsets.items()}
+        for key, value in batch.items():
+            self._producer.send(self._offsets_topic, value=value, key=key, headers=[], partition=None,
+                                timestamp_ms=None)
         started = time.monotonic()
         try:
             self._txn.commit_transaction(self._flush_timeout + 30)
@@ -267,6 +271,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self._offsets.clear()
         self._submitted.committable()
         self.transactions += 1
+        if self._mirror is not None and batch:
+            self._mirror(batch)
         with self._acked_lock:
             acked, self._acked = self._acked, []
         for record in acked:

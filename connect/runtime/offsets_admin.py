@@ -26,9 +26,11 @@ FRAMEWORK_RESET = ("The Connect framework-managed offsets for this connector hav
 
 def connector_offsets(herder: Herder, name: str) -> list[dict[str, Any]]:
     """``[{"partition": {...}, "offset": {...}}]`` of the connector (served locally, never forwarded)."""
-    herder.connector_config(name)
+    config = herder.connector_config(name)
     result = []
-    for key, value in herder.worker.offset_store.items():
+    with herder.worker.connector_offset_store(name, config) as store:
+        pairs = store.items()
+    for key, value in pairs:
         parsed = codec.loads(key)
         if isinstance(parsed, list) and len(parsed) == 2 and parsed[0] == name and isinstance(parsed[1], dict):
             result.append({"partition": parsed[1], "offset": codec.loads(value)})
@@ -110,6 +112,7 @@ def _write(herder: Herder, name: str, changes: Mapping[tuple[tuple[str, Any], ..
     values = {codec.offset_key(name, dict(partition)): None if offset is None else codec.dumps(offset)
               for partition, offset in changes.items()}
     try:
-        herder.worker.offset_store.set(values).result(30)
+        with herder.worker.connector_offset_store(name, herder.connector_config(name)) as store:
+            store.set(values).result(30)
     except Exception as exc:
         raise ConnectError(f"Failed to write offsets of connector {name}: {exc}") from exc

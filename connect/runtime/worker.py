@@ -6,11 +6,12 @@ status changes are written to the status store as they happen.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -30,6 +31,7 @@ from connect.runtime.worker_metrics import ConnectorView, WorkerMetrics
 from connect.runtime.worker_source_task import Converters, SourceProducer, TaskStatusListener, WorkerSourceTask
 from connect.storage.base import OffsetStore, Status, StatusStore
 from connect.storage.config_state import ConnectorTaskId
+from connect.storage.connector_offsets import ConnectorOffsetStore
 
 log = logging.getLogger(__name__)
 
@@ -54,8 +56,11 @@ class Worker(TaskStatusListener):
     def __init__(self, config: WorkerConfig, props: Mapping[str, str], offset_store: OffsetStore,
                  status_store: StatusStore, *, generation: Callable[[], int] = lambda: 0,
                  on_reconfigure: Callable[[str], None] = lambda _name: None,
-                 producer_factory: ProducerFactory | None = None) -> None:
-        """``producer_factory`` builds each task's producer (default: :func:`kafka_producer`)."""
+                 producer_factory: ProducerFactory | None = None,
+                 offset_store_factory: Callable[[str], OffsetStore] | None = None) -> None:
+        """``producer_factory`` builds each task's producer (default: :func:`kafka_producer`);
+        ``offset_store_factory`` opens the offsets topic a connector names in ``offsets.storage.topic``
+        (distributed workers)."""
         self.config = config
         self.props = dict(props)
         self.worker_id = config.worker_id()
@@ -68,6 +73,7 @@ class Worker(TaskStatusListener):
         self.tasks: dict[ConnectorTaskId, WorkerSourceTask] = {}
         self._versions: dict[str, str] = {}
         self._producer_factory = producer_factory or kafka_producer
+        self._offset_store_factory = offset_store_factory
         self.fence_zombies: Callable[[str], None] = lambda _name: None
         """Set by the herder: fences a connector's earlier task generation before an exactly-once task starts."""
         self.worker_metrics = WorkerMetrics()
@@ -212,25 +218,61 @@ class Worker(TaskStatusListener):
         task: SourceTask = _load_task_class(task_props)()
         task_props = self.transformer.transform(task_props)
         connector_props = self.transformer.transform(connector_props)
+        own = self._connector_store(task_id.connector, connector_props)
+        try:
+            return self._build_runner(task_id, task, task_props, connector_props, own)
+        except Exception:
+            if own is not None:
+                own.stop()
+            raise
+
+    def _build_runner(self, task_id: ConnectorTaskId, task: SourceTask, task_props: Mapping[str, str],
+                      connector_props: Mapping[str, str], own: ConnectorOffsetStore | None) -> WorkerSourceTask:
         overrides = {**prefixed(self.props, "producer."), **prefixed(connector_props, "producer.override.")}
         converters = self._converters(connector_props)
         chain = build_chain(connector_props)
         timing = {"flush_interval_ms": self.config.offset_flush_interval_ms,
                   "flush_timeout_ms": self.config.offset_flush_timeout_ms}
         errors = ErrorHandlingConfig.parse(connector_props)
+        store = self.offset_store if own is None else own
+        close_store = None if own is None else own.stop
         if self.config.exactly_once_source_enabled():
             producer: Any = self._transactional_producer(task_id, overrides)
             boundary = exactly_once.TransactionBoundary.parse(connector_props)
             interval = connector_props.get("transaction.boundary.interval.ms")
             return exactly_once.ExactlyOnceWorkerSourceTask(
-                task_id, task, task_props, converters, producer, self.offset_store, self, **timing,
-                chain=chain, errors=errors, offsets_topic=self.config.offset_storage_topic or "",
+                task_id, task, task_props, converters, producer, store, self, **timing,
+                chain=chain, errors=errors, close_store=close_store,
+                offsets_topic=own.topic if own is not None else self.config.offset_storage_topic or "",
+                mirror=None if own is None else own.mirror,
                 boundary=boundary, interval_ms=int(interval) if interval else self.config.offset_flush_interval_ms,
                 preflight=functools.partial(self._exactly_once_preflight, task_id),
-                read_offsets=self.read_offsets_to_end)
+                read_offsets=functools.partial(self.read_offsets_to_end, store))
         producer = self._producer_factory(self.config.bootstrap_servers, f"connector-producer-{task_id}", overrides)
-        return WorkerSourceTask(task_id, task, task_props, converters, producer, self.offset_store, self, **timing,
-                                chain=chain, errors=errors)
+        return WorkerSourceTask(task_id, task, task_props, converters, producer, store, self, **timing,
+                                chain=chain, errors=errors, close_store=close_store)
+
+    def _connector_store(self, name: str, connector_props: Mapping[str, str]) -> ConnectorOffsetStore | None:
+        """The started store of the connector's own offsets topic, or None when it uses the worker's."""
+        topic = connector_props.get("offsets.storage.topic", "").strip()
+        if not topic or topic == self.config.offset_storage_topic:
+            return None
+        if self._offset_store_factory is None:
+            raise ConnectError(f"offsets.storage.topic={topic} needs a distributed worker (a standalone worker keeps "
+                               "offsets in offset.storage.file.filename)")
+        store = ConnectorOffsetStore(topic, self._offset_store_factory(topic), self.offset_store)
+        store.start()
+        return store
+
+    @contextlib.contextmanager
+    def connector_offset_store(self, name: str, connector_props: Mapping[str, str]) -> Iterator[OffsetStore]:
+        """The store of ``name``'s offsets for the offsets REST API (opened and closed around the call)."""
+        own = self._connector_store(name, self.transformer.transform(connector_props))
+        try:
+            yield self.offset_store if own is None else own
+        finally:
+            if own is not None:
+                own.stop()
 
     def _transactional_settings(self, task_id: ConnectorTaskId, overrides: dict[str, str]) -> dict[str, Any]:
         """An exactly-once task's producer settings: ``transactional.id`` ``<group.id>-<connector>-<task>``."""
@@ -260,9 +302,9 @@ class Worker(TaskStatusListener):
         """Before an exactly-once task initializes its producer: its connector's earlier generation is fenced."""
         self.fence_zombies(task_id.connector)
 
-    def read_offsets_to_end(self) -> None:
+    def read_offsets_to_end(self, store: OffsetStore) -> None:
         """Catch up with the offsets topic (an exactly-once task reads committed offsets only)."""
-        refresh = getattr(self.offset_store, "refresh", None)
+        refresh = getattr(store, "refresh", None)
         if refresh is not None:
             refresh(self.config.offset_flush_timeout_ms / 1000 + 30)
 

@@ -94,8 +94,11 @@ class WorkerSourceTask:
     def __init__(self, task_id: ConnectorTaskId, task: SourceTask, props: Mapping[str, str],
                  converters: Converters, producer: SourceProducer, offset_store: OffsetStore,
                  listener: TaskStatusListener, *, flush_interval_ms: int, flush_timeout_ms: int,
-                 chain: TransformationChain | None = None, errors: ErrorHandlingConfig | None = None) -> None:
+                 chain: TransformationChain | None = None, errors: ErrorHandlingConfig | None = None,
+                 close_store: Callable[[], None] | None = None) -> None:
+        """``close_store`` releases an offset store of the task's own (a connector's ``offsets.storage.topic``)."""
         self.id = task_id
+        self._close_store = close_store
         self._task = task
         self._props = dict(props)
         self._conv = converters
@@ -242,6 +245,8 @@ class WorkerSourceTask:
             except Exception:
                 log.exception("%s Closing the producer failed", self.id)
             self._chain.close()
+            if self._close_store is not None:
+                self._close_store()
             self._done.set()
 
     def _loop(self) -> None:

@@ -255,3 +255,35 @@ def test_a_paused_worker_resumed_after_its_task_moved_writes_nothing(worker_fact
     owner.wait_status(name, lambda s: bool(s["tasks"]) and s["tasks"][0]["state"] == "RUNNING", timeout=120)
     values = _committed_lines(stack.kafka_bootstrap, topic, 300)
     assert values == [f"line {i}".encode() for i in range(300)]
+
+
+@pytest.mark.parametrize("support", ["disabled", "enabled"])
+def test_a_connector_offsets_topic_of_its_own(support: str, worker_factory: Callable[..., Worker], stack: Any,
+                                             tmp_path: Any) -> None:
+    """``offsets.storage.topic``: offsets go to the connector's topic (in the tasks' transactions when enabled) and
+    are copied to the worker's; the offsets API and a restarted task read them from there."""
+    worker = worker_factory({"exactly.once.source.support": support, "offset.flush.interval.ms": "500"})
+    name, topic, own = unique("own-"), unique("own-topic-"), unique("own-offsets-")
+    source = tmp_path / "lines.txt"
+    source.write_text("".join(f"line {i}\n" for i in range(50)))
+    create_connector(worker, name, {"connector.class": "FileStreamSource", "file": str(source), "topic": topic,
+                                    "offsets.storage.topic": own,
+                                    "value.converter": "org.apache.kafka.connect.storage.StringConverter"})
+    assert len(_committed_lines(stack.kafka_bootstrap, topic, 50)) == 50
+    key = f'["{name}",{{"filename":"{source}"}}]'.encode()
+    end = f'{{"position":{source.stat().st_size}}}'.encode()
+    worker_topic = worker.process.properties["offset.storage.topic"]
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        stored = {t: dict(read_to_end(stack.kafka_bootstrap, t)).get(key) for t in (own, worker_topic)}
+        if stored == {own: end, worker_topic: end}:
+            break
+        time.sleep(0.2)
+    assert stored == {own: end, worker_topic: end}
+    offsets = worker.http.get(f"/connectors/{name}/offsets").json()
+    assert offsets == {"offsets": [{"partition": {"filename": str(source)},
+                                    "offset": {"position": source.stat().st_size}}]}
+    assert worker.http.post(f"/connectors/{name}/tasks/0/restart").status_code == 204
+    with source.open("a") as out:
+        out.write("line 50\n")
+    assert _committed_lines(stack.kafka_bootstrap, topic, 51) == [f"line {i}".encode() for i in range(51)]
