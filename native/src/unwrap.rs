@@ -516,7 +516,7 @@ fn push_double(out: &mut String, value: f64) {
         let mut buffer = ryu::Buffer::new();
         out.push_str(buffer.format_finite(value));
     } else {
-        java_double(out, value);
+        java_double(out, value, false); // Jackson writes Double.toString: no sign on the exponent
     }
 }
 
