@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import ssl
 import sys
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ import orjson
 import uvicorn
 
 from connect.api.errors import ConnectError
+from connect.config.environment import with_environment
 from connect.config.properties import load_properties
 from connect.runtime import log_setup
 from connect.runtime.assembly import Runtime, Startup, distributed, lifespan, standalone
@@ -105,14 +107,28 @@ class _LazyHerder:
         return getattr(self._startup.runtime.herder, name)
 
 
+def worker_properties(path: str | None, env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The worker properties: the file (if any) overridden by the environment as the Confluent and Debezium images
+    do (:mod:`connect.config.environment`)."""
+    env = os.environ if env is None else env
+    props = load_properties(path) if path else {}
+    merged, from_env = with_environment(props, env)
+    if not merged:
+        raise ConnectError("No worker properties: give a properties file or set CONNECT_* variables "
+                           "(CONNECT_BOOTSTRAP_SERVERS, CONNECT_GROUP_ID, ...)")
+    if from_env:
+        log.info("Worker properties set by the environment: %s", ", ".join(from_env))
+    return merged
+
+
 def distributed_main(argv: list[str] | None = None) -> int:
-    """``connect-distributed worker.properties``."""
+    """``connect-distributed [worker.properties]`` (without a file, every property from the environment)."""
     parser = argparse.ArgumentParser(prog="connect-distributed")
-    parser.add_argument("worker_properties")
+    parser.add_argument("worker_properties", nargs="?")
     args = parser.parse_args(argv)
     _setup_logging()
     try:
-        props = load_properties(args.worker_properties)
+        props = worker_properties(args.worker_properties)
         _setup_logging(props)
         runtime = distributed(props)
     except (ConnectError, OSError) as exc:
@@ -130,7 +146,7 @@ def standalone_main(argv: list[str] | None = None) -> int:
     _setup_logging()
     try:
         connectors = [read_connector_file(path) for path in args.connector_files]
-        props = load_properties(args.worker_properties)
+        props = worker_properties(args.worker_properties)
         _setup_logging(props)
         runtime = standalone(props)
     except (ConnectError, OSError) as exc:
@@ -160,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m connect distributed|standalone ...``."""
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] not in ("distributed", "standalone"):
-        print("usage: python -m connect {distributed,standalone} worker.properties [connector files...]",
+        print("usage: python -m connect {distributed,standalone} [worker.properties] [connector files...]",
               file=sys.stderr)
         return 2
     return distributed_main(argv[1:]) if argv[0] == "distributed" else standalone_main(argv[1:])
