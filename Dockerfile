@@ -33,5 +33,7 @@ RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
 USER 10001:10001
 WORKDIR /tmp
 EXPOSE 8083
+# Configured as the Confluent and Debezium images are: CONNECT_* variables (CONNECT_BOOTSTRAP_SERVERS, CONNECT_GROUP_ID,
+# ...) or BOOTSTRAP_SERVERS, GROUP_ID, CONFIG_STORAGE_TOPIC, OFFSET_STORAGE_TOPIC, STATUS_STORAGE_TOPIC; a properties
+# file given as the argument is read first and overridden by them.
 ENTRYPOINT ["connect-distributed"]
-CMD ["/etc/pyconnect/config/worker.properties"]

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from connect.bootstrap import load_spec
+from connect.config.environment import environment_properties
 from connect.config.properties import parse_properties
 from connect.runtime.worker_config import WorkerConfig
 from tests.helm.conftest import EXAMPLE_VALUES, KUBE_VERSION, Helm, find, kinds
@@ -108,7 +109,37 @@ def test_default_release_objects(helm: Helm) -> None:
 
 
 def _worker_properties(manifests: list[dict[str, Any]]) -> dict[str, str]:
-    return parse_properties(find(manifests, "ConfigMap", "cdc-pyconnect")["data"]["worker.properties"])
+    """The worker properties the pod's environment gives (the ConfigMap loaded with envFrom, read back as the
+    worker reads CONNECT_* variables)."""
+    data = find(manifests, "ConfigMap", "cdc-pyconnect")["data"]
+    assert all(name.startswith("CONNECT_") for name in data)
+    return environment_properties(data)
+
+
+def test_the_pod_takes_its_properties_from_the_environment(helm: Helm) -> None:
+    manifests = helm.template()
+    container = find(manifests, "StatefulSet")["spec"]["template"]["spec"]["containers"][0]
+    assert container["command"] == ["connect-distributed"] and container["args"] == []
+    assert container["envFrom"] == [{"configMapRef": {"name": "cdc-pyconnect"}}]
+    env = {e["name"]: e.get("value") for e in container["env"]}
+    assert env["CONNECT_REST_ADVERTISED_HOST_NAME"] == "$(POD_NAME).cdc-pyconnect-workers.$(POD_NAMESPACE).svc"
+    with_secret = find(helm.template(sets={"worker.kafkaClientSecret.name": "kafka-client"}),
+                       "StatefulSet")["spec"]["template"]["spec"]["containers"][0]
+    assert with_secret["args"] == ["/etc/pyconnect/kafka-client/client.properties"]
+
+
+def test_metrics_port(helm: Helm) -> None:
+    manifests = helm.template(sets={"metrics.port": "9404", "metrics.serviceMonitor.enabled": "true",
+                                    "networkPolicy.enabled": "true"})
+    assert _worker_properties(manifests)["metrics.listener"] == "http://0.0.0.0:9404"
+    pod = find(manifests, "StatefulSet")["spec"]["template"]
+    assert pod["metadata"]["annotations"]["prometheus.io/port"] == "9404"
+    assert {"name": "metrics", "containerPort": 9404, "protocol": "TCP"} in pod["spec"]["containers"][0]["ports"]
+    headless = find(manifests, "Service", "cdc-pyconnect-workers")["spec"]["ports"]
+    assert {"name": "metrics", "port": 9404, "targetPort": "metrics", "protocol": "TCP"} in headless
+    assert find(manifests, "ServiceMonitor")["spec"]["endpoints"][0]["port"] == "metrics"
+    ingress = find(manifests, "NetworkPolicy")["spec"]["ingress"]
+    assert {"ports": [{"port": "metrics", "protocol": "TCP"}]} in ingress
 
 
 def test_worker_properties_match_values(helm: Helm) -> None:

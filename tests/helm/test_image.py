@@ -34,6 +34,7 @@ def test_multi_stage_slim_non_root_matching_the_pod_security_context() -> None:
     assert _instructions("USER") == [f"{uid}:{gid}"]
     assert f"--uid {uid}" in DOCKERFILE and f"--gid {gid}" in DOCKERFILE
     assert _instructions("ENTRYPOINT") == ['["connect-distributed"]']
+    assert _instructions("CMD") == []  # no file needed: CONNECT_* variables configure the worker
     assert _instructions("EXPOSE") == [str(values["worker"]["restPort"])]
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from connect.config.properties import parse_properties
+from connect.config.environment import environment_properties
 from connect.config.providers import ConfigTransformer
 from connect.kafka_clients import oauth
 from connect.kafka_clients.librdkafka import security_config
@@ -56,11 +56,12 @@ def test_example(helm: Helm, example: Path, pki: Pki, tmp_path: Path) -> None:
     for manifest in manifests:
         if not manifest["apiVersion"].startswith("monitoring.coreos.com/"):
             kubernetes_validate.validate(manifest, KUBE_VERSION, strict=True)
-    text = find(manifests, "ConfigMap")["data"]["worker.properties"]
+    data = find(manifests, "ConfigMap")["data"]
     for secret in ("connect-secret", "api-secret", "0auth-s3cret-value", "BEGIN"):
-        assert secret not in text
+        assert secret not in str(data)
     mounts = _mounted(pki, tmp_path)
-    props = parse_properties(text.replace("/etc/pyconnect/secrets", str(mounts)))
+    props = {key: value.replace("/etc/pyconnect/secrets", str(mounts))
+             for key, value in environment_properties(data).items()}
     resolved = ConfigTransformer(props).transform(props)
     protocol, mechanism = MECHANISMS[example.name]
     try:

@@ -101,3 +101,22 @@ successThreshold: {{ default 1 $probe.successThreshold }}
 {{- toString . | replace "\\" "\\\\" | replace "\n" "\\n" -}}
 {{- end -}}
 {{- end -}}
+
+{{/*
+The CONNECT_* environment variable of a worker property, as the Confluent image reads it back
+(_ for ., __ for _, ___ for -).
+*/}}
+{{- define "pyconnect.envName" -}}
+{{- printf "CONNECT_%s" (. | replace "_" "__" | replace "-" "___" | replace "." "_" | upper) -}}
+{{- end -}}
+
+{{/*
+A worker property's value as an environment variable: whole numbers without an exponent, the rest as text.
+*/}}
+{{- define "pyconnect.envValue" -}}
+{{- if and (kindIs "float64" .) (eq (float64 (int64 .)) .) -}}
+{{- int64 . -}}
+{{- else -}}
+{{- toString . -}}
+{{- end -}}
+{{- end -}}

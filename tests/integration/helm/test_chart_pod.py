@@ -1,6 +1,6 @@
 """The chart's rendered pod, run here as Kubernetes would run it: the ConfigMap and Secret written where the
-StatefulSet mounts them, its container script started as a process, then the hook Job's command against it.
-Proves that the rendered worker.properties start a real worker, that ${file:...} secrets resolve from the
+StatefulSet mounts them, its container command started as a process with the container's environment, then the hook Job's command against it.
+Proves that the rendered environment (CONNECT_* variables, no properties file) starts a real worker, that ${file:...} secrets resolve from the
 mounted files, and that the hook creates the connector."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -75,12 +76,18 @@ def test_rendered_pod_runs_a_worker_and_the_hook_creates_the_connector(
     _mount(pod_root, mounts["secret-mongodb"], {k: base64.b64decode(v).decode() for k, v in secret["data"].items()})
     (pod_root / "tmp").mkdir(exist_ok=True)
 
-    assert container["command"] == ["/bin/sh", "-ec"]
-    script = _rooted(container["args"][0], pod_root)
-    env = {"POD_NAME": "cdc-pyconnect-0", "POD_NAMESPACE": "data",
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    assert container["command"] == ["connect-distributed"] and container["args"] == []
+    # the container's environment as the kubelet builds it: envFrom the ConfigMap, then env with $(VAR) expanded
+    env = {k: _rooted(v, pod_root) for k, v in configmap["data"].items()}
+    for item in container["env"]:
+        value = item.get("value")
+        if "valueFrom" in item:
+            value = {"metadata.name": "cdc-pyconnect-0", "metadata.namespace": "data"}[
+                item["valueFrom"]["fieldRef"]["fieldPath"]]
+        env[item["name"]] = re.sub(r"\$\((\w+)\)", lambda m: env[m.group(1)], str(value))
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"
     log = pod_root / "worker.log"
-    pid = procs.spawn(["/bin/sh", "-ec", script], log_path=log, cwd=pod_root, env=env)
+    pid = procs.spawn([*container["command"], *container["args"]], log_path=log, cwd=pod_root, env=env)
     url = f"http://127.0.0.1:{port}"
     try:
         procs.wait_until(lambda: _healthy(url), timeout=90, what="the chart's worker", log_path=log,
@@ -107,8 +114,8 @@ def test_rendered_pod_runs_a_worker_and_the_hook_creates_the_connector(
         assert stored["mongodb.connection.string"] == _rooted(
             "${file:/etc/pyconnect/secrets/mongodb/mongodb.properties:connection.string}", pod_root)
 
-        # Kubernetes sends SIGTERM, then SIGKILL after terminationGracePeriodSeconds: the worker (exec'd by the
-        # script, so it gets the signal) stops its running task and exits well within that.
+        # Kubernetes sends SIGTERM, then SIGKILL after terminationGracePeriodSeconds: the worker (the container's
+        # process) stops its running task and exits well within that.
         grace = pod["terminationGracePeriodSeconds"]
         started = time.monotonic()
         assert procs.stop_group(pid, timeout=grace), f"still running {grace} s after SIGTERM:\n{procs.tail(log)}"
