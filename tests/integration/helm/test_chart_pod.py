@@ -1,7 +1,8 @@
 """The chart's rendered pod, run here as Kubernetes would run it: the ConfigMap and Secret written where the
-StatefulSet mounts them, its container command started as a process with the container's environment, then the hook Job's command against it.
-Proves that the rendered environment (CONNECT_* variables, no properties file) starts a real worker, that ${file:...} secrets resolve from the
-mounted files, and that the hook creates the connector."""
+StatefulSet mounts them, its container command started as a process with the container's environment, then the
+hook Job's command against it. Proves that the rendered environment (CONNECT_* variables, no properties file)
+starts a real worker, that ${file:...} secrets resolve from the mounted files, and that the hook creates the
+connector."""
 
 from __future__ import annotations
 
