@@ -1,11 +1,11 @@
 """Extended JSON writers against golden vectors produced by the real Java stack.
 
-``data/extjson_golden.jsonl`` was generated once by a throwaway Java 17 program (outside the repository) that
-decoded each BSON document (``bson``, base64) with ``org.mongodb:bson`` 5.6.2 and printed:
-``strict`` = Debezium 3.6.1's ``JsonSerialization.getDocumentValue`` (after/before), ``relaxed`` =
-``BsonDocument.toJson()`` (updatedFields) and ``keys`` = ``JsonSerialization.getDocumentId`` of every top-level value
-(the record key ``id``). ``data/java17_unescaped_bmp_ranges.txt`` lists the BMP characters that the Java 17 writer
-leaves unescaped in strings.
+``data/extjson_golden.jsonl`` is recorded by ``python -m compat.debezium.extjson_golden`` (its first line says with
+which Debezium release, driver and Java): each BSON document (``bson``, base64) decoded by the MongoDB Java driver
+Debezium bundles and written as Debezium writes it: ``strict`` (its compact STRICT settings: after/before),
+``relaxed`` (``BsonDocument.toJson()``: updatedFields) and ``keys`` (every top-level value as the record key
+``id``). ``data/java17_unescaped_bmp_ranges.txt`` lists the BMP characters that the Java 17 writer leaves unescaped
+in strings.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ from connectors.mongodb import _extjson, extjson, json_writer
 
 DATA = Path(__file__).parent / "data"
 AUTO: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
-GOLDEN = [json.loads(line) for line in (DATA / "extjson_golden.jsonl").read_text().splitlines() if line]
+GOLDEN = [case for case in map(json.loads, filter(None, (DATA / "extjson_golden.jsonl").read_text().splitlines()))
+          if "bson" in case]  # the first line says what recorded it
 # The product's compiled writer (native/, over re-encoded BSON) and the pure-Python reference give the same bytes.
 WRITERS = pytest.mark.parametrize("writer", [json_writer, extjson], ids=["native", "python"])
 

