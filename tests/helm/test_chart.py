@@ -367,3 +367,21 @@ def test_values_schema_rejects_wrong_values(helm: Helm, sets: dict[str, str], co
 def test_secret_without_data_or_reference_is_rejected(helm: Helm) -> None:
     error = helm.template_error(sets={"secrets.mongodb.existingSecret": ""})
     assert "secrets.mongodb needs existingSecret or stringData" in error
+
+
+def test_grafana_dashboard_configmap(helm: Helm) -> None:
+    from tests.helm.dashboard import DASHBOARD, parse, queries
+
+    assert not [m for m in helm.template() if m["metadata"]["name"] == "cdc-pyconnect-dashboard"]
+    manifests = helm.template(sets={"metrics.grafanaDashboard.enabled": "true",
+                                    "metrics.grafanaDashboard.labels.team": "data"})
+    configmap = find(manifests, "ConfigMap", "cdc-pyconnect-dashboard")
+    assert configmap["metadata"]["labels"]["grafana_dashboard"] == "1"
+    assert configmap["metadata"]["labels"]["team"] == "data"
+    dashboard = json.loads(configmap["data"]["pyconnect.json"])
+    assert dashboard == json.loads(DASHBOARD.read_text())
+    titles = {p["title"] for p in dashboard["panels"] if p["type"] == "row"}
+    assert titles == {"Cluster", "Connectors and tasks", "Throughput", "Lag", "Snapshot", "Errors"}
+    for title, expr in queries(dashboard):
+        parse(expr)  # valid PromQL once Grafana's variables are given values
+        assert title
