@@ -205,9 +205,38 @@ _VARYING_SOURCE = ("ts_ms", "ts_us", "ts_ns", "wallTime", "ord", "lsid", "txnNum
 _LSID = re.compile(r'\{"id": \{"\$binary": "[^"]*","\$type": "04"\}[^}]*\}(:\d+)?')
 
 
-def normalise(topic: str, key: bytes | None, value: bytes | None) -> dict[str, Any]:
+_RAW_VARYING = (
+    (re.compile(rb'"(ts_ms|ts_us|ts_ns|wallTime|txnNumber)":-?\d+'), rb'"\1":0'),
+    (re.compile(rb'"ord":\d+'), rb'"ord":0'),  # the increment within a cluster time; a snapshot's -1 stays
+    (re.compile(rb'"lsid":"(?:[^"\\]|\\.)*"'), rb'"lsid":"<lsid>"'),
+    # a transaction id: the session id's Extended JSON (a random UUID) and the transaction number
+    (re.compile(rb'"(?:[^"\\]|\\.)*\\"\$type\\": \\"04\\"(?:[^"\\]|\\.)*"'), rb'"<txn>"'),
+)
+
+
+def raw_text(data: bytes | None) -> str | None:
+    """A record key or value as the bytes Connect wrote, with only the run-specific values replaced in the bytes
+    themselves (times, cluster-time increments, session and transaction ids): spacing, key order, number and string
+    spelling stay as written."""
+    if data is None:
+        return None
+    for pattern, replacement in _RAW_VARYING:
+        data = pattern.sub(replacement, data)
+    return data.decode("utf-8")
+
+
+def raw_headers(headers: Any) -> list[list[str | None]]:
+    """The record headers as written, the run id replaced."""
+    return [[name, None if value is None else ("<run id>" if name == "__debezium.context.runId"
+                                               else value.decode("utf-8", "replace"))]
+            for name, value in headers or ()]
+
+
+def normalise(topic: str, key: bytes | None, value: bytes | None, partition: int | None = None,
+              headers: Any = None) -> dict[str, Any]:
     """One record with what legitimately differs between runs replaced: times, cluster-time increments, session
-    ids and transaction numbers (random per session), the connector version."""
+    ids and transaction numbers (random per session), the connector version; and its bytes (:func:`raw_text`),
+    partition and headers."""
     def scrub(obj: Any, parent: str = "") -> Any:
         if isinstance(obj, dict):
             out = {}
@@ -224,9 +253,10 @@ def normalise(topic: str, key: bytes | None, value: bytes | None) -> dict[str, A
         if isinstance(obj, str):
             return _LSID.sub("<txn>", obj)
         return obj
-    return {"topic": topic,
+    return {"topic": topic, "partition": partition,
             "key": scrub(json.loads(key)) if key is not None else None,
-            "value": scrub(json.loads(value)) if value is not None else None}
+            "value": scrub(json.loads(value)) if value is not None else None,
+            "raw_key": raw_text(key), "raw_value": raw_text(value), "headers": raw_headers(headers)}
 
 
 def read_records(bootstrap: str, prefix: str, minimum: int, timeout: float = 120.0, quiet: float = 8.0
@@ -251,6 +281,6 @@ def read_records(bootstrap: str, prefix: str, minimum: int, timeout: float = 120
             if len(records) >= minimum and time.monotonic() - last_new > quiet:
                 break
         records.sort(key=lambda r: (r.topic, r.partition, r.offset))
-        return [normalise(r.topic, r.key, r.value) for r in records]
+        return [normalise(r.topic, r.key, r.value, r.partition, r.headers) for r in records]
     finally:
         consumer.close()

