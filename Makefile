@@ -9,9 +9,12 @@ STAMP  := $(VENV)/.installed-stamp
 # The install also builds native/ (cargo: the MongoDB connector's Extended JSON writer, JsonConverter's writer):
 # its sources are prerequisites so that an edited crate is rebuilt before the tests run.
 $(STAMP): pyproject.toml native/Cargo.toml native/Cargo.lock $(wildcard native/src/*.rs native/jackson/Cargo.toml native/jackson/src/*.rs)
+	@echo "==> creating the virtualenv $(VENV)"
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e ".[dev,spark]"
+	@echo "==> installing the project and its dependencies (pyspark is ~400 MB; native/ is built with cargo: a few minutes the first time)"
+	$(PY) -m pip install --progress-bar off -e ".[dev,spark]"
+	@echo "==> installed"
 	touch $(STAMP)
 
 venv: $(STAMP)

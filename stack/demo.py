@@ -23,6 +23,7 @@ from stack.procs import DEFAULT_STATE_DIR, StackError
 from stack.worker import ConnectWorker, distributed_properties
 
 REST_PORT = 8083
+METRICS_PORT = 9404
 CONNECTOR = "inventory-connector"
 PREFIX = "demo"
 
@@ -58,6 +59,7 @@ def wait_running(timeout: float = 60.0) -> dict[str, Any]:
     """Wait until the connector and its task report RUNNING."""
     deadline = time.monotonic() + timeout
     status: Any = None
+    step(f"waiting for {CONNECTOR} and its task to be RUNNING")
     while time.monotonic() < deadline:
         code, status = rest("GET", f"/connectors/{CONNECTOR}/status")
         if code == 200 and status["connector"]["state"] == "RUNNING" and status["tasks"] \
@@ -128,11 +130,45 @@ def print_record(message: Any) -> None:
     print(f"value: {json.dumps(summary, indent=2)}")
 
 
+def step(text: str) -> None:
+    """Say what the demo does next (it can take minutes the first time: nothing runs silently)."""
+    print(f"\n==> {text}", flush=True)
+
+
+def look_further(worker: ConnectWorker, kafka_bootstrap: str) -> str:
+    """Where to look once the demo ran."""
+    py = sys.executable
+    spark_out = DEFAULT_STATE_DIR / "spark-out"
+    table = spark_out / "tables" / f"{PREFIX}.inventory.customers"
+    topics = ("from kafka import KafkaConsumer; "
+              f"print(sorted(KafkaConsumer(bootstrap_servers='{kafka_bootstrap}').topics()))")
+    read = f"from pyspark.sql import SparkSession; SparkSession.builder.getOrCreate().read.parquet('{table}').show()"
+    return f"""
+Look further (everything keeps running; stop it with: make stop)
+  REST API        curl -s http://127.0.0.1:{REST_PORT}/connectors?expand=status
+                  curl -s http://127.0.0.1:{REST_PORT}/connectors/{CONNECTOR}/offsets
+  Metrics         curl -s http://127.0.0.1:{REST_PORT}/metrics
+                  curl -s http://127.0.0.1:{METRICS_PORT}/metrics   (metrics.listener: no REST auth)
+  Log levels      curl -s http://127.0.0.1:{REST_PORT}/admin/loggers
+                  curl -s -X PUT -H 'Content-Type: application/json' -d '{{"level":"DEBUG"}}' \\
+                       http://127.0.0.1:{REST_PORT}/admin/loggers/io.debezium.connector.mongodb
+  Worker log      tail -f {worker.log_path}
+  Topics          {py} -c "{topics}"
+  Spark tables    {spark_out}/tables/  (Parquet: one latest-state table per collection)
+                  {py} -c "{read}"
+  Grafana         helm/pyconnect/dashboards/pyconnect.json (import it; Prometheus scraping :{METRICS_PORT}/metrics)
+"""
+
+
 def main() -> int:
     """Run the demo; leave everything running."""
+    step("starting Kafka (KRaft) and SecantusDB; the first run fetches Kafka's jars from Maven Central (a minute "
+         "or two)")
     endpoints = stack.start()
+    step(f"starting a worker in distributed mode: REST on :{REST_PORT}, /metrics also on :{METRICS_PORT}")
     worker = ConnectWorker(DEFAULT_STATE_DIR / "worker", REST_PORT,
-                           distributed_properties(endpoints.kafka_bootstrap, REST_PORT, group_id="connect-demo"))
+                           distributed_properties(endpoints.kafka_bootstrap, REST_PORT, group_id="connect-demo",
+                                                  extra={"metrics.listener": f"http://127.0.0.1:{METRICS_PORT}"}))
     worker.start()
     print(f"worker: {worker.address} (log: {worker.log_path})", flush=True)
     body = connector_json(endpoints.mongo_uri)
@@ -146,12 +182,13 @@ def main() -> int:
     expected = write_samples(endpoints.mongo_uri)
     seen = show_records(endpoints.kafka_bootstrap, expected, since_ms)
     print(f"\n{seen} of {expected} expected records arrived.")
-    print("\n>>> Spark: the topics materialized as tables (python -m spark_jobs.materialize)", flush=True)
+    step("Spark: the topics materialized as tables (python -m spark_jobs.materialize); the first run fetches "
+         "Spark's Kafka jars from Maven Central")
     spark_code = subprocess.run([sys.executable, "-m", "spark_jobs.materialize", "--bootstrap-servers",
                                  endpoints.kafka_bootstrap, "--topics-pattern", rf"{PREFIX}\.inventory\..*",
                                  "--output", str(DEFAULT_STATE_DIR / "spark-out"), "--show", "20"],
                                 check=False, timeout=900).returncode
-    print("\nThe stack and the worker keep running (REST API on http://127.0.0.1:8083). Stop them with: make stop")
+    print(look_further(worker, endpoints.kafka_bootstrap), flush=True)
     return 0 if seen >= expected and spark_code == 0 else 1
 
 
