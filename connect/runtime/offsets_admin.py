@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
@@ -93,7 +94,7 @@ def alter_offsets(herder: Herder, name: str, body: Any) -> Future[str]:
         confirmed = _connector_confirms(config, changes)
         _write(herder, name, changes)
         return ALTERED if confirmed else FRAMEWORK_ALTERED
-    return herder.submit(alter)
+    return _modify(herder, name, alter)
 
 
 def reset_offsets(herder: Herder, name: str) -> Future[str]:
@@ -105,7 +106,32 @@ def reset_offsets(herder: Herder, name: str) -> Future[str]:
         confirmed = _connector_confirms(config, changes)
         _write(herder, name, changes)
         return RESET if confirmed else FRAMEWORK_RESET
-    return herder.submit(reset)
+    return _modify(herder, name, reset)
+
+
+def _leader_and_stopped(herder: Herder, name: str) -> None:
+    herder.require_leader()
+    _require_stopped(herder, name)
+
+
+def _modify(herder: Herder, name: str, modify: Callable[[], str]) -> Future[str]:
+    """Run ``modify`` on the herder thread; with exactly-once source support enabled, after a round of zombie
+    fencing (Connect's: no producer of an earlier task generation may commit offsets after these are written)."""
+    fence = herder.fence_zombies
+    if fence is None or not herder.worker.config.exactly_once_source_enabled():
+        return herder.submit(modify)
+    result: Future[str] = Future()
+
+    def run() -> None:
+        try:
+            herder.submit(lambda: _leader_and_stopped(herder, name)).result(60)
+            fence(name)
+            result.set_result(herder.submit(modify).result(60))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller through the future
+            result.set_exception(exc)
+
+    threading.Thread(target=run, name=f"offsets-{name}", daemon=True).start()
+    return result
 
 
 def _write(herder: Herder, name: str, changes: Mapping[tuple[tuple[str, Any], ...], Any]) -> None:

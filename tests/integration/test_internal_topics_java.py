@@ -87,7 +87,11 @@ def _run(service: Any, bootstrap: str, group: str, name: str, config: dict[str, 
     return {suffix: read_to_end(bootstrap, f"{group}-{suffix}") for suffix in ("configs", "offsets", "status")}
 
 
-def test_internal_topics_match_java_connect_for_the_same_operations(stack: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("support", ["disabled", "enabled"])
+def test_internal_topics_match_java_connect_for_the_same_operations(support: str, stack: Any,
+                                                                    tmp_path: Path) -> None:
+    """With ``exactly.once.source.support=enabled`` too: the task count records (``tasks-fencing-<connector>``) of
+    zombie fencing, written at the same points, and the offsets the tasks commit in their transactions."""
     lines = 3
     data = tmp_path / "lines.txt"
     data.write_text("".join(f"line {n}\n" for n in range(lines)))
@@ -97,10 +101,13 @@ def test_internal_topics_match_java_connect_for_the_same_operations(stack: Any, 
               "topic": unique("same-lines-"), "tasks.max": "1"}
     java_group, our_group = unique("java-"), unique("ours-")
     java_port, our_port = free_port(), free_port()
+    extra = {"exactly.once.source.support": support}
     java = _run(JavaConnect(tmp_path / "java", java_port, distributed_properties(
-        stack.kafka_bootstrap, java_port, group_id=java_group)), stack.kafka_bootstrap, java_group, name, config, size)
+        stack.kafka_bootstrap, java_port, group_id=java_group, extra=extra)), stack.kafka_bootstrap, java_group, name,
+        config, size)
     ours = _run(ConnectWorker(tmp_path / "ours", our_port, distributed_properties(
-        stack.kafka_bootstrap, our_port, group_id=our_group)), stack.kafka_bootstrap, our_group, name, config, size)
+        stack.kafka_bootstrap, our_port, group_id=our_group, extra=extra)), stack.kafka_bootstrap, our_group, name,
+        config, size)
 
     def shown(records: list[tuple[bytes | None, bytes | None]]) -> list[str]:
         return [f"{k!r} -> {_normal(v)!r}" for k, v in records]
