@@ -113,6 +113,9 @@ def test_internal_topics_match_java_connect_for_the_same_operations(support: str
         return [f"{k!r} -> {_normal(v)!r}" for k, v in records]
 
     assert shown(ours["configs"]) == shown(java["configs"])  # with the session key of the sessioned protocol
+    fencing = [v for k, v in java["configs"] if k == f"tasks-fencing-{name}".encode()]
+    assert bool(fencing) == (support == "enabled")  # zombie fencing rounds, recorded as above on both sides
+    assert set(fencing) <= {b'{"task-count":0}', b'{"task-count":1}'}
     assert dict(ours["offsets"]) == dict(java["offsets"])
     java_status = {(k, _normal(v)) for k, v in java["status"]}
     our_status = {(k, _normal(v)) for k, v in ours["status"]}

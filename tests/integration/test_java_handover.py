@@ -43,14 +43,20 @@ def _offsets_at(base: str, name: str, position: int) -> Any:
                       lambda body: [o["offset"] for o in body["offsets"]] == [{"position": position}])
 
 
-def test_java_connect_and_ours_take_over_each_others_connectors_and_offsets(stack: Any, tmp_path: Path) -> None:
+@pytest.mark.parametrize("support", ["disabled", "enabled"])
+def test_java_connect_and_ours_take_over_each_others_connectors_and_offsets(support: str, stack: Any,
+                                                                           tmp_path: Path) -> None:
+    """With ``exactly.once.source.support=enabled`` too: each side's transactional task fences the other's earlier
+    producer and resumes from the offsets the other committed in its transactions."""
+    extra = {"exactly.once.source.support": support}
     group, name, topic = unique("handover-"), unique("file-"), unique("handover-lines-")
     data = tmp_path / "lines.txt"
     data.write_text("".join(f"line {n}\n" for n in range(5)))
     config = {"connector.class": "FileStreamSource", "file": str(data), "topic": topic, "tasks.max": "1"}
 
     port = free_port()
-    ours = ConnectWorker(tmp_path / "ours-1", port, distributed_properties(stack.kafka_bootstrap, port, group_id=group))
+    ours = ConnectWorker(tmp_path / "ours-1", port,
+                         distributed_properties(stack.kafka_bootstrap, port, group_id=group, extra=extra))
     ours.start()
     try:
         create_connector(Worker(ours), name, config, wait_running=False)
@@ -61,7 +67,7 @@ def test_java_connect_and_ours_take_over_each_others_connectors_and_offsets(stac
 
     java_port = free_port()
     java = JavaConnect(tmp_path / "java", java_port,
-                       distributed_properties(stack.kafka_bootstrap, java_port, group_id=group))
+                       distributed_properties(stack.kafka_bootstrap, java_port, group_id=group, extra=extra))
     java.start()
     try:
         assert _wait_json(java.address, "/connectors", lambda body: body == [name]) == [name]
@@ -77,7 +83,7 @@ def test_java_connect_and_ours_take_over_each_others_connectors_and_offsets(stac
         java.stop(timeout=30)
 
     port = free_port()
-    props = distributed_properties(stack.kafka_bootstrap, port, group_id=group)
+    props = distributed_properties(stack.kafka_bootstrap, port, group_id=group, extra=extra)
     again = ConnectWorker(tmp_path / "ours-2", port, props)
     again.start()
     try:
