@@ -126,27 +126,35 @@ def _iso_millis(millis: int) -> str:
     return f"{last[1]}.{ms:03d}Z"
 
 
-Extensions = Callable[[dict[str, Any], Callable[[str], Any]], None]
-"""Puts the extension attributes of a source block (given its ``values.get``) into the CloudEvent dict."""
+Extensions = Callable[..., dict[str, Any]]
+"""Builds the CloudEvent dict with the extension attributes of a source block (given its ``values.get``):
+``(id, source, type, time, op, get, txid, txtotalorder, txdatacollectionorder, data)``."""
 
 
 def _extensions_writer(source_schema: Schema) -> Extensions:
-    """A function generated for ``source_schema``: one statement per source field (int64 as text, null as the
-    field's default)."""
+    """A function generated for ``source_schema``: the event's attributes in one dict display, an extension per
+    source field (int64 as text, null as the field's default)."""
     names: dict[str, Any] = {}
-    lines = ["def fill(ce, get):\n"]
+    gets, entries = [], []
     for i, f in enumerate(source_schema.fields):
         _extension_schema(f.schema, False)  # refuses types CloudEvents attributes cannot hold
         as_text = f.schema.type is Type.INT64
         default = f.schema.default
         names[f"D{i}"] = str(default) if as_text and default is not None else default
-        lines.append(f"    v = get({f.name!r})\n")
-        written = "str(v)" if as_text else "v"
-        lines.append(f"    ce[{_extension_name(f.name)!r}] = D{i} if v is None else {written}\n")
-    lines.append("    return None\n")
+        gets.append(f"    v{i} = get({f.name!r})\n")
+        written = f"str(v{i})" if as_text else f"v{i}"
+        entries.append(f"        {_extension_name(f.name)!r}: D{i} if v{i} is None else {written},\n")
+    lines = ["def build(id_, source, type_, time, op, get, txid, total, collection, data):\n", *gets,
+             "    return {\n",
+             "        'id': id_, 'source': source, 'specversion': '1.0', 'type': type_, 'time': time,\n",
+             "        'datacontenttype': 'application/json', 'iodebeziumop': op,\n",
+             *entries,
+             "        'iodebeziumtxid': txid, 'iodebeziumtxtotalorder': total,\n",
+             "        'iodebeziumtxdatacollectionorder': collection, 'data': data,\n",
+             "    }\n"]
     exec(compile("".join(lines), f"<cloudevents extensions {source_schema.name}>", "exec"), names)
-    fill: Extensions = names["fill"]
-    return fill
+    build: Extensions = names["build"]
+    return build
 
 
 def _valid_metadata_source(name: str, value: Any) -> str | None:
@@ -198,6 +206,7 @@ class CloudEventsConverter:
     def __init__(self) -> None:
         self.metadata = MetadataSource()
         self._reads_headers = False
+        self._value_mode, self._id_from_header, self._type_from_header = True, False, False
         self.extensions = True
         self.schemas_enabled = True
         self._envelope = JsonConverter()
@@ -205,7 +214,7 @@ class CloudEventsConverter:
         self._data = JsonConverter()
         self._data.configure({}, False)
         self._extensions: dict[int, tuple[Schema, Extensions]] = {}
-        self._data_schemas: dict[int, tuple[Schema, Schema]] = {}
+        self._data_schemas: dict[int, tuple[Schema, Schema, JsonConverter, Any]] = {}
 
     def configure(self, configs: Mapping[str, Any], is_key: bool = False) -> None:
         """Apply the converter's settings and the ``json.*`` ones of its inner JsonConverters."""
@@ -218,6 +227,9 @@ class CloudEventsConverter:
                 raise ConfigError(name, kind, "Value must be one of json, avro")
         self.metadata = parse_metadata_source(str(configs.get("metadata.source", "value")))
         self._reads_headers = "header" in (self.metadata.global_, self.metadata.id, self.metadata.type)
+        self._value_mode = self.metadata.global_ == "value"
+        self._id_from_header = self.metadata.id == "header"
+        self._type_from_header = self.metadata.type == "header"
         self.extensions = parse_bool(configs.get("extension.attributes.enable"), True)
         json_settings = {k[len("json."):]: v for k, v in configs.items() if k.startswith("json.")}
         self.schemas_enabled = parse_bool(json_settings.get("schemas.enable"), True)
@@ -235,46 +247,45 @@ class CloudEventsConverter:
         """The CloudEvent of one change event, or None for records that are not change events."""
         if schema is None or value is None:
             return None
-        metadata = self.metadata
         # the last header of a name wins
         by_header = {h.key: h for h in headers} if headers and self._reads_headers else {}
-        if metadata.global_ == "value":
+        if self._value_mode:
             if not (schema.name or "").endswith(".Envelope"):
                 return None
         elif "source" not in by_header or "op" not in by_header:
             return None
         if schema.type is not Type.STRUCT or not isinstance(value, Struct):
             raise DataError("Mismatching schema")
-        source, op, transaction = self._metadata(value, by_header)
+        if self._value_mode:
+            values = value.values
+            source, op, transaction = values.get("source"), values.get("op"), values.get("transaction")
+        else:
+            source, op, transaction = self._metadata(value, by_header)
         if not isinstance(source, Struct):
             raise DataError("The change event has no source block")
         src = source.values
         ts_ms = src.get("ts_ms")
-        ce: dict[str, Any] = {
-            "id": self._header_text(by_header, "id") if self.metadata.id == "header" else
-            f"name:{src.get('name')};ts:{ts_ms};ord:{src.get('ord')}",
-            "source": f"/debezium/mongodb/{src.get('name')}",
-            "specversion": "1.0",
-            "type": self._header_text(by_header, "type") if self.metadata.type == "header" else EVENT_TYPE,
-            "time": _iso_millis(int(ts_ms)) if ts_ms is not None else None,
-            "datacontenttype": "application/json",
-        }
-        if self.extensions:
-            ce["iodebeziumop"] = op
-            self._extension_names(source.schema)(ce, src.get)
-            if isinstance(transaction, Struct):
-                tx = transaction.values
-                total, collection = tx.get("total_order"), tx.get("data_collection_order")
-                ce["iodebeziumtxid"] = tx.get("id")
-                ce["iodebeziumtxtotalorder"] = None if total is None else str(total)
-                ce["iodebeziumtxdatacollectionorder"] = None if collection is None else str(collection)
-            else:
-                ce["iodebeziumtxid"] = ce["iodebeziumtxtotalorder"] = ce["iodebeziumtxdatacollectionorder"] = None
-        data_schema, data_value = self._data_of(schema, value)
-        data = (self._data if self.schemas_enabled else self._envelope).from_connect_data(topic, data_schema,
-                                                                                            data_value)
-        ce["data"] = data if data is not None else b"null"  # JSON text already written: copied as it is
-        return dumps_jackson(ce)
+        name = src.get("name")
+        id_ = self._header_text(by_header, "id") if self._id_from_header else \
+            f"name:{name};ts:{ts_ms};ord:{src.get('ord')}"
+        type_ = self._header_text(by_header, "type") if self._type_from_header else EVENT_TYPE
+        time_ = _iso_millis(int(ts_ms)) if ts_ms is not None else None
+        build = self._extension_names(source.schema) if self.extensions else None
+        data = self._data_json(topic, schema, value)
+        if data is None:
+            data = b"null"  # (data is JSON text already written: copied as it is)
+        if build is None:
+            return dumps_jackson({"id": id_, "source": f"/debezium/mongodb/{name}", "specversion": "1.0",
+                                  "type": type_, "time": time_, "datacontenttype": "application/json",
+                                  "data": data})
+        txid = total = collection = None
+        if isinstance(transaction, Struct):
+            tx = transaction.values
+            txid, total, collection = tx.get("id"), tx.get("total_order"), tx.get("data_collection_order")
+            total = None if total is None else str(total)
+            collection = None if collection is None else str(collection)
+        return dumps_jackson(build(id_, f"/debezium/mongodb/{name}", type_, time_, op, src.get, txid, total,
+                                   collection, data))
 
     def _metadata(self, value: Struct, by_header: Mapping[str, Header]) -> tuple[Any, Any, Any]:
         if self.metadata.global_ == "value":
@@ -300,19 +311,27 @@ class CloudEventsConverter:
         self._extensions[id(source_schema)] = (source_schema, writer)
         return writer
 
-    def _data_of(self, schema: Schema, value: Struct) -> tuple[Schema, Struct]:
+    def _data_json(self, topic: str, schema: Schema, value: Struct) -> bytes | None:
+        """The JSON of the ``data`` attribute: the envelope's fields but the metadata (all of them in header mode),
+        written straight from the envelope when the compiled writer can (see ``JsonConverter.projection``)."""
         cached = self._data_schemas.get(id(schema))
         if cached is None or cached[0] is not schema:
             keep = [f for f in schema.fields if self.metadata.global_ == "header" or f.name not in _META_FIELDS]
-            cached = (schema, struct_schema([(f.name, f.schema) for f in keep], name=DATA_SCHEMA_NAME))
+            data_schema = struct_schema([(f.name, f.schema) for f in keep], name=DATA_SCHEMA_NAME)
+            converter = self._data if self.schemas_enabled else self._envelope
+            cached = (schema, data_schema, converter, converter.projection(data_schema, schema))
             if len(self._data_schemas) > 1000:
                 self._data_schemas.clear()
             self._data_schemas[id(schema)] = cached
-        data_schema = cached[1]
+        _, data_schema, converter, projection = cached
+        if projection is not None:
+            written = projection(value)
+            if written is not None:
+                return written
         data = Struct(data_schema)
         get = value.values.get
         data.values = {f.name: get(f.name) for f in data_schema.fields}
-        return data_schema, data
+        return converter.from_connect_data(topic, data_schema, data)
 
     # --- reading ---------------------------------------------------------------------------------------------
     def to_connect_data(self, topic: str, value: bytes | None) -> SchemaAndValue:

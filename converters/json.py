@@ -14,13 +14,13 @@ The helpers other modules use (``date_days``, ``time_millis``, ``timestamp_milli
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeVar
 
 import orjson
 
 from connect.api.config import ConfigDef, ConfigKey, ConfigType, parse_bool
-from connect.api.data import LazyStruct, Schema, SchemaAndValue
+from connect.api.data import LazyStruct, Schema, SchemaAndValue, Struct
 from connect.api.errors import ConfigError, DataError
 from connect.api.records import Header
 from connect.config.validators import one_of_ignoring_case
@@ -34,6 +34,8 @@ from converters.json_writer import (
     dumps_jackson,
     dumps_reference,
     encode_schemaless,
+    native_encoder,
+    native_projection,
     nullable,
     schema_json,
 )
@@ -62,7 +64,7 @@ class _Compiled:
     """A schema's cached artefacts: its serialized JSON (and the envelope's start, ``{"schema":...,"payload":``)
     and its payload encoder."""
 
-    __slots__ = ("encode", "envelope", "schema", "schema_bytes")
+    __slots__ = ("encode", "envelope", "native", "schema", "schema_bytes")
 
     def __init__(self, schema: Schema, opts: Options | None = None) -> None:
         self.schema = schema  # keeps the schema alive, so its id() stays unique while cached
@@ -70,11 +72,14 @@ class _Compiled:
             self.schema_bytes = dumps_jackson(schema_json(schema, opts))
             self.envelope = b'{"schema":' + self.schema_bytes + b',"payload":'
             self.encode = nullable(schema, opts)
+            self.native = native_encoder(schema, opts)
 
     def rebound(self, schema: Schema) -> _Compiled:
-        """The same artefacts for an equal schema object."""
+        """The same artefacts for an equal schema object (the compiled encoder checks struct schemas by identity,
+        so it is compiled again for this one)."""
         twin = _Compiled(schema)
         twin.schema_bytes, twin.envelope, twin.encode = self.schema_bytes, self.envelope, self.encode
+        twin.native = None
         return twin
 
 
@@ -170,6 +175,14 @@ class JsonConverter:
             compiled = self._compiled(schema)
         if type(value) is LazyStruct and value.json is not None and value.schema is schema:
             payload = value.json  # written by the transform that made it (the same bytes as encoding it)
+        elif compiled.native is not None:
+            try:
+                if self.schemas_enabled:  # the envelope written in the same buffer
+                    written: bytes = compiled.native.encode(value, compiled.envelope)
+                    return written
+                payload = compiled.native.encode(value)
+            except (ValueError, TypeError, OverflowError):  # what only the reference writes (lone surrogates...)
+                payload = self._dumps_slowly(value, schema)
         else:
             tree = compiled.encode(value)
             try:
@@ -179,6 +192,24 @@ class JsonConverter:
         if self.schemas_enabled:
             return compiled.envelope + payload + b"}"
         return payload
+
+    def projection(self, schema: Schema, holder: Schema) -> Callable[[Struct], bytes | None] | None:
+        """A writer of the struct ``schema`` whose field values are read from a Struct of ``holder`` (which has
+        fields of the same names): the bytes :meth:`from_connect_data` gives for ``Struct(schema)`` holding them,
+        or None for a value only the Python path writes; None when the compiled writer cannot write ``schema``."""
+        native = native_projection(schema, holder, self._opts)
+        if native is None:
+            return None
+        head = self._compiled(schema).envelope if self.schemas_enabled else None
+
+        def write(value: Struct) -> bytes | None:
+            try:
+                written: bytes = native.encode(value, head)
+            except (ValueError, TypeError, OverflowError):  # what only the reference writes: the caller's path
+                return None
+            return written
+
+        return write
 
     def _compiled(self, schema: Schema) -> _Compiled:
         """The cached form of ``schema``: by identity first, then (for hashable schemas) by equality."""

@@ -50,6 +50,8 @@ __all__ = [
     "dumps_jackson",
     "dumps_reference",
     "encode_schemaless",
+    "native_encoder",
+    "native_projection",
     "nullable",
     "schema_json",
 ]
@@ -278,6 +280,63 @@ def _compile(schema: Schema, opts: Options) -> Encoder:
     if kind is Type.MAP:
         return _map_encoder(schema, opts)
     return _struct_encoder(schema, opts)
+
+
+def native_encoder(schema: Schema, opts: Options) -> Any:
+    """``schema`` compiled for the compiled writer (``converters._jackson.Encoder``): its ``encode(value)`` gives
+    the bytes ``dumps_jackson(nullable(schema, opts)(value))`` gives, writing structs, lists, strings, ints and
+    booleans itself and handing anything else to these Python encoders; None when a null encoding (a default)
+    is beyond the compiled writer."""
+    try:
+        return _jackson.Encoder(_slot_spec(schema, opts))
+    except (ValueError, TypeError, OverflowError):
+        return None
+
+
+def native_projection(schema: Schema, holder: Schema, opts: Options) -> Any:
+    """Like :func:`native_encoder` for the struct ``schema``, but reading its fields from Structs of ``holder``
+    (which has fields of the same names): ``encode(value)`` writes what encoding ``Struct(schema)`` with those
+    values writes, without building it; None when a null encoding is beyond the compiled writer."""
+    python = _compile(schema, opts)
+    names = [f.name for f in schema.fields]
+
+    def through(value: Any) -> Any:  # the Python path: the projected Struct, encoded
+        projected = Struct(schema)
+        get = value.values.get
+        projected.values = {name: get(name) for name in names}
+        return python(projected)
+
+    try:
+        fields = tuple((f.name, dumps_jackson(f.name) + b":", _slot_spec(f.schema, opts)) for f in schema.fields)
+        return _jackson.Encoder((("struct", holder, Struct, fields, through), None, through))
+    except (ValueError, TypeError, OverflowError):
+        return None
+
+
+def _slot_spec(schema: Schema | None, opts: Options) -> tuple[Any, ...]:
+    if schema is None:
+        return ("python", nullable(None, opts)), b"null", nullable(None, opts)
+    allowed, encoded_null = _null_result(schema, opts)
+    return _node_spec(schema, opts), dumps_jackson(encoded_null) if allowed else None, nullable(schema, opts)
+
+
+def _node_spec(schema: Schema, opts: Options) -> tuple[Any, ...]:
+    python = _compile(schema, opts)
+    if schema.name in _LOGICAL:
+        return ("python", python)
+    kind = schema.type
+    if kind in _INT_RANGES:
+        return ("int", *_INT_RANGES[kind], python)
+    if kind is Type.STRING:
+        return ("string", python)
+    if kind is Type.BOOLEAN:
+        return ("boolean", python)
+    if kind is Type.ARRAY:
+        return ("array", _slot_spec(schema.value_schema, opts), python)
+    if kind is Type.STRUCT:
+        fields = tuple((f.name, dumps_jackson(f.name) + b":", _slot_spec(f.schema, opts)) for f in schema.fields)
+        return ("struct", schema, Struct, fields, python)
+    return ("python", python)
 
 
 def encode_schemaless(value: Any, opts: Options) -> Any:

@@ -5,6 +5,7 @@
 //! (a string with a lone surrogate, an int beyond 64 bits, another type) raises ValueError, TypeError or
 //! OverflowError, and the caller uses the pure-Python reference writer (``dumps_reference``).
 
+mod encoder;
 mod text;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -47,7 +48,7 @@ fn write_dict(out: &mut String, dict: &Bound<'_, PyDict>, depth: u32) -> PyResul
     Ok(())
 }
 
-fn write(out: &mut String, obj: &Bound<'_, PyAny>, depth: u32) -> PyResult<()> {
+pub(crate) fn write(out: &mut String, obj: &Bound<'_, PyAny>, depth: u32) -> PyResult<()> {
     if depth > MAX_DEPTH {
         return Err(PyValueError::new_err("nesting too deep"));
     }
@@ -95,7 +96,7 @@ fn write(out: &mut String, obj: &Bound<'_, PyAny>, depth: u32) -> PyResult<()> {
 /// The JSON text of ``tree`` (see the module documentation), compact, as Jackson writes it.
 #[pyfunction]
 fn dumps<'py>(py: Python<'py>, tree: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
-    let mut out = String::with_capacity(1024);
+    let mut out = String::with_capacity(4096);
     write(&mut out, tree, 0)?;
     Ok(PyBytes::new(py, out.as_bytes()))
 }
@@ -103,5 +104,6 @@ fn dumps<'py>(py: Python<'py>, tree: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
 #[pymodule]
 fn _jackson(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dumps, m)?)?;
+    m.add_class::<encoder::Encoder>()?;
     Ok(())
 }
