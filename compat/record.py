@@ -27,10 +27,10 @@ class Recorder:
     run: Callable[[], int]
 
 
-def _golden(release: str) -> Callable[[], int]:
+def _golden(release: str, scenario: str) -> Callable[[], int]:
     def run() -> int:
         from compat.debezium import golden
-        return golden.main(["--release", release])
+        return golden.main(["--release", release, "--scenario", scenario])
     return run
 
 
@@ -43,8 +43,10 @@ def _module_main(module: str) -> Callable[[], int]:
 
 
 RECORDERS: tuple[Recorder, ...] = (
-    *(Recorder(f"golden-{release}", f"tests/integration/mongodb/golden/debezium-{release}.jsonl", _golden(release))
-      for release in releases.available()),
+    *(Recorder(f"golden-{release}", f"tests/integration/mongodb/golden/debezium-{release}.jsonl",
+               _golden(release, "streaming")) for release in releases.available()),
+    *(Recorder(f"golden-{release}-snapshot", f"tests/integration/mongodb/golden/debezium-{release}-snapshot.jsonl",
+               _golden(release, "snapshot")) for release in releases.available()),
     Recorder("naming", "tests/integration/mongodb/golden/naming.json", _module_main("compat.debezium.naming")),
     Recorder("config-keys", "tests/unit/mongodb/golden/debezium_mongodb_keys.json",
              _module_main("compat.debezium.config_keys")),

@@ -1,7 +1,7 @@
 """Record the golden file: the scripted operations of :mod:`compat.debezium.harness` captured by the real
 Debezium MongoDB connector on the real Kafka Connect, against SecantusDB and a real Kafka broker.
 
-    python -m compat.debezium.golden [--release 3.6.3.Final] [--out PATH]
+    python -m compat.debezium.golden [--release 3.6.3.Final] [--scenario streaming|snapshot] [--out PATH]
 
 Re-record after changing the operations or the pinned Debezium version (compat/debezium/pom.xml); the test
 ``tests/integration/mongodb/test_debezium_golden.py`` runs the same operations through our connector and compares.
@@ -17,31 +17,42 @@ from pathlib import Path
 
 import pymongo
 
-from compat.debezium import harness, releases
+from compat.debezium import harness, releases, snapshot_scenario
 
 GOLDEN_DIR = Path(__file__).resolve().parents[2] / "tests" / "integration" / "mongodb" / "golden"
 
 
-def golden_path(release: str) -> Path:
-    """The golden file of a Debezium release (:mod:`compat.debezium.releases`)."""
-    return GOLDEN_DIR / f"debezium-{release}.jsonl"
+SCENARIOS = ("streaming", "snapshot")
+
+
+def golden_path(release: str, scenario: str = "streaming") -> Path:
+    """The golden file of a Debezium release (:mod:`compat.debezium.releases`) and scenario."""
+    return GOLDEN_DIR / (f"debezium-{release}.jsonl" if scenario == "streaming"
+                         else f"debezium-{release}-{scenario}.jsonl")
 
 
 PREFIX = "golden"
 MINIMUM_RECORDS = 20
 
 
-def record(out: Path, release: str | None = None) -> int:
-    """Run Debezium ``release`` over the operations and write the normalised records to ``out``; returns their
-    number."""
+def record(out: Path, release: str | None = None, scenario: str = "streaming") -> int:
+    """Run Debezium ``release`` over the scenario's operations and write the normalised records to ``out``;
+    returns their number."""
     with harness.running("golden", release) as (endpoints, connect):
         client: pymongo.MongoClient[dict[str, object]] = pymongo.MongoClient(endpoints.mongo_uri)
-        start = client.admin.command("ping")["operationTime"]
-        harness.run_operations(client)
-        client.close()
-        config = harness.connector_config(endpoints.mongo_uri, PREFIX, harness.op_time(start))
-        harness.post_connector(connect.address, {"name": "golden", "config": config})
-        records = harness.read_records(endpoints.kafka_bootstrap, PREFIX, MINIMUM_RECORDS)
+        if scenario == "snapshot":
+            def create(config: dict[str, str]) -> None:
+                harness.post_connector(connect.address, {"name": "golden", "config": config})
+            records = snapshot_scenario.capture(client, endpoints.kafka_bootstrap, PREFIX, create,
+                                                endpoints.mongo_uri)
+            client.close()
+        else:
+            start = client.admin.command("ping")["operationTime"]
+            harness.run_operations(client)
+            client.close()
+            config = harness.connector_config(endpoints.mongo_uri, PREFIX, harness.op_time(start))
+            harness.post_connector(connect.address, {"name": "golden", "config": config})
+            records = harness.read_records(endpoints.kafka_bootstrap, PREFIX, MINIMUM_RECORDS)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(json.dumps(r, sort_keys=False, ensure_ascii=False) + "\n" for r in records))
     return len(records)
@@ -50,9 +61,12 @@ def record(out: Path, release: str | None = None) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--release", choices=releases.available(), default=releases.pinned())
+    parser.add_argument("--scenario", choices=SCENARIOS, default="streaming")
     known, rest = parser.parse_known_args(argv)
-    return harness.record_main(rest, __doc__, golden_path(known.release),
-                               lambda out: record(out, known.release), "records", minimum=MINIMUM_RECORDS)
+    return harness.record_main(rest, __doc__, golden_path(known.release, known.scenario),
+                               lambda out: record(out, known.release, known.scenario), "records",
+                               minimum=MINIMUM_RECORDS if known.scenario == "streaming"
+                               else len(snapshot_scenario.DOCS) + snapshot_scenario.CHANGES)
 
 
 if __name__ == "__main__":
