@@ -36,6 +36,7 @@ class MongoDbConnector(SourceConnector):
         if problems:
             raise ConnectError("Error configuring an instance of MongoDbConnector; check the logs for details")
         debezium_keys.warn_ignored(props, str(props.get("name")))
+        debezium_keys.warn_unknown(props, frozenset(mongo_config.CONFIG_DEF.names()), str(props.get("name")))
         self._props = dict(props)
         self._monitor: sharding.TopologyMonitor | None = None
         self._shards: list[sharding.Shard] = []

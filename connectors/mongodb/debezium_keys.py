@@ -275,3 +275,22 @@ def markdown_table() -> str:
     lines = ["| Debezium key | here | what happens |", "|---|---|---|"]
     lines += [f"| `{key.name}` | {key.support.value} | {key.note} |" for key in KEYS]
     return "\n".join(lines)
+
+
+FRAMEWORK_PREFIXES = ("key.converter", "value.converter", "header.converter", "transforms", "predicates", "errors.",
+                      "topic.creation.", "transaction.boundary", "producer.override.", "consumer.override.",
+                      "admin.override.", "snapshot.collection.filter.overrides.", "signal.consumer.")
+"""Key prefixes of Kafka Connect's own settings and of this connector's per-item keys."""
+FRAMEWORK_KEYS = frozenset(("name", "connector.class", "tasks.max", "tasks.max.enforce", "config.action.reload",
+                            "exactly.once.support", "offsets.storage.topic", "connector.plugin.version"))
+
+
+def warn_unknown(props: Mapping[str, str], defined: frozenset[str], tag: str) -> list[str]:
+    """Log a WARN naming every key that neither the connector (``defined``), Debezium nor Kafka Connect knows
+    (a typo is otherwise ignored in silence, as Debezium does); their names."""
+    unknown = [key for key in props if key not in defined and key not in BY_NAME and key not in FRAMEWORK_KEYS
+               and not key.startswith(FRAMEWORK_PREFIXES)]
+    for key in unknown:
+        log.warning("[%s] The key %s is neither a Debezium MongoDB connector key nor a Kafka Connect one: it is "
+                    "ignored (a typo?)", tag, key)
+    return unknown

@@ -130,3 +130,14 @@ def test_every_status_is_in_the_readme_table() -> None:
 
 def test_every_support_level_is_used() -> None:
     assert {key.support for key in KEYS} == set(Support)
+
+
+def test_unknown_keys_are_named_in_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    props = {**BASE, "colection.include.list": "db.c", "transforms": "x", "transforms.x.type": "Filter",
+             "producer.override.acks": "all", "snapshot.collection.filter.overrides.db.c": "{}",
+             "key.converter.schemas.enable": "false", "errors.tolerance": "all", "tasks.max": "1"}
+    defined = frozenset(mongo_config.CONFIG_DEF.names())
+    with caplog.at_level(logging.WARNING, logger="connectors.mongodb.debezium_keys"):
+        assert debezium_keys.warn_unknown(props, defined, "c") == ["colection.include.list"]
+    assert "The key colection.include.list is neither a Debezium MongoDB connector key nor a Kafka Connect one" \
+        in caplog.text
