@@ -55,6 +55,14 @@ def _run_worker(stack: Any, mongo: Any, tmp_path: Path, props: Mapping[str, str]
         mongo[db].c.insert_many([{"_id": n} for n in range(3)])
         read_topic(stack.kafka_bootstrap, f"{prefix}.{db}.c", 3)
         http.get("/connectors/nope")  # a 404, for the access log
+        # a task whose librdkafka producer cannot reach its broker: librdkafka's own lines, through its logger
+        dead = {**config, "topic.prefix": unique("dead"), "producer.override.bootstrap.servers":
+                f"127.0.0.1:{stack_mod.free_port()}"}
+        assert http.post("/connectors", json={"name": unique("dead-"), "config": dead}).status_code == 201
+        mongo[db].c.insert_one({"_id": "late"})
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and "rdkafka_producer" not in (tmp_path / "stdout.log").read_text():
+            time.sleep(0.5)
         levels = http.get("/admin/loggers").json()
     finally:
         proc.terminate()
@@ -70,6 +78,8 @@ def test_default_format_levels_and_task_context(stack: Any, mongo: Any, tmp_path
     bad = [line for line in lines if not LINE.match(line)]
     assert not bad, bad[:5]
     assert " WARNING " not in text and " CRITICAL " not in text
+    rdkafka = [line for line in lines if "(connect.runtime.rdkafka_producer)" in line]
+    assert rdkafka, "no librdkafka line"  # librdkafka's own lines, in the same format (checked above)
     task_lines = [line for line in lines if line.endswith(f"[task-{name}-0]")]
     assert task_lines and all(f"[{name}|task-0]" in line for line in task_lines), task_lines[:5]
     assert levels["root"]["level"] == "INFO"
