@@ -58,11 +58,14 @@ class KafkaBroker(Service):
     name = "kafka"
 
     def __init__(
-        self, state_dir: Path, port: int = 9092, controller_port: int | None = None, *, avoid: Collection[int] = ()
+        self, state_dir: Path, port: int = 9092, controller_port: int | None = None, *, avoid: Collection[int] = (),
+        advertised: str | None = None,
     ) -> None:
         """``controller_port`` None: the one recorded in the state dir if still usable, else a free port not in
-        ``avoid`` (ports other services are about to bind)."""
+        ``avoid`` (ports other services are about to bind). ``advertised``: the ``host:port`` clients are told to
+        connect to (a proxy in front of the broker), by default the listener's own address."""
         super().__init__(state_dir, port)
+        self.advertised = advertised or f"127.0.0.1:{port}"
         if controller_port is None:
             controller_port = self._pick_controller_port({port, *avoid})
         self.controller_port = controller_port
@@ -98,7 +101,7 @@ class KafkaBroker(Service):
             "node.id": "1",
             "controller.quorum.voters": f"1@127.0.0.1:{self.controller_port}",
             "listeners": f"PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{self.controller_port}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{self.port}",
+            "advertised.listeners": f"PLAINTEXT://{self.advertised}",
             "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
             "controller.listener.names": "CONTROLLER",
             "inter.broker.listener.name": "PLAINTEXT",

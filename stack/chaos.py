@@ -1,0 +1,107 @@
+"""A stack with Toxiproxy between the worker and each service, for the fault matrix (tests/integration/chaos/).
+
+* Kafka's ``PLAINTEXT`` listener advertises the ``kafka`` proxy, so every connection a worker makes after the
+  bootstrap (producers, the group member, the internal topics' readers) goes through it. A second listener,
+  ``OBSERVER``, advertises itself: the test's own consumers read through it, unaffected by the faults.
+* SecantusDB advertises its own address in ``hello``, so a driver given the proxy with ``replicaSet=`` would move
+  to the server itself; the worker's connection string uses ``directConnection=true`` to stay on the proxy.
+  The test's writer connects to the server directly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from stack import procs
+from stack.kafka import KafkaBroker
+from stack.mongo import MongoServer
+from stack.procs import StackError
+from stack.toxiproxy import Proxy, ToxiproxyServer
+
+
+class ProxiedKafkaBroker(KafkaBroker):
+    """A broker whose clients are sent to a proxy, with an ``OBSERVER`` listener that bypasses it."""
+
+    def __init__(self, state_dir: Path, port: int, observer_port: int, proxy: str, controller_port: int) -> None:
+        super().__init__(state_dir, port, controller_port, advertised=proxy)
+        self.observer_port = observer_port
+
+    @property
+    def bootstrap(self) -> str:
+        return f"127.0.0.1:{self.observer_port}"
+
+    def extra_properties(self) -> dict[str, str]:
+        return {
+            "listeners": f"PLAINTEXT://127.0.0.1:{self.port},OBSERVER://127.0.0.1:{self.observer_port},"
+                         f"CONTROLLER://127.0.0.1:{self.controller_port}",
+            "advertised.listeners": f"PLAINTEXT://{self.advertised},OBSERVER://127.0.0.1:{self.observer_port}",
+            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,OBSERVER:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        }
+
+    def state(self) -> dict[str, Any]:
+        return {**super().state(), "observer_port": self.observer_port, "advertised": self.advertised}
+
+
+@dataclass
+class ChaosStack:
+    toxiproxy: ToxiproxyServer
+    kafka: ProxiedKafkaBroker
+    mongo: MongoServer
+    kafka_proxy: Proxy
+    mongo_proxy: Proxy
+
+    @property
+    def worker_bootstrap(self) -> str:
+        """What a worker under test is given: the proxy (and the broker sends it back there)."""
+        return self.kafka_proxy.address
+
+    @property
+    def observer_bootstrap(self) -> str:
+        return self.kafka.bootstrap
+
+    @property
+    def worker_mongo_uri(self) -> str:
+        return f"mongodb://{self.mongo_proxy.address}/?directConnection=true"
+
+    @property
+    def mongo_uri(self) -> str:
+        return self.mongo.uri
+
+    def heal(self) -> None:
+        """Every toxic removed, both proxies enabled."""
+        self.toxiproxy.client().reset()
+
+    def stop(self) -> None:
+        errors = []
+        for service in (self.mongo, self.kafka, self.toxiproxy):
+            try:
+                service.stop()
+            except StackError as exc:
+                errors.append(f"{service.name}: {exc}")
+        if errors:
+            raise StackError("; ".join(errors))
+
+
+def start(state_dir: Path) -> ChaosStack:
+    """Toxiproxy, then Kafka and SecantusDB behind it, all on free ports under ``state_dir``."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    api, kafka_port, observer, controller, kafka_listen, mongo_port, mongo_listen = procs.free_ports(7)
+    toxiproxy = ToxiproxyServer(state_dir, api)
+    toxiproxy.start()
+    try:
+        client = toxiproxy.client()
+        kafka_proxy = client.create_proxy("kafka", kafka_listen, f"127.0.0.1:{kafka_port}")
+        mongo_proxy = client.create_proxy("mongo", mongo_listen, f"127.0.0.1:{mongo_port}")
+        kafka = ProxiedKafkaBroker(state_dir, kafka_port, observer, kafka_proxy.address, controller)
+        mongo = MongoServer(state_dir, mongo_port)
+        kafka.start()
+        mongo.start()
+    except BaseException:
+        for service in (MongoServer(state_dir, mongo_port), KafkaBroker(state_dir, kafka_port, controller), toxiproxy):
+            with contextlib.suppress(StackError):
+                service.stop()
+        raise
+    return ChaosStack(toxiproxy, kafka, mongo, kafka_proxy, mongo_proxy)
