@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv services stop demo test test-unit lint typecheck pytest bench bench-compare clean
+.PHONY: venv services stop demo test test-unit lint typecheck pytest chaos bench bench-compare clean
 
 # The install also builds native/ (cargo: the MongoDB connector's Extended JSON writer, JsonConverter's writer):
 # its sources are prerequisites so that an edited crate is rebuilt before the tests run.
@@ -44,6 +44,11 @@ test: lint typecheck pytest
 # starts one in a JVM; it runs with `make test`).
 test-unit: venv
 	$(VENV)/bin/pytest tests/unit tests/helm -m "not integration" --ignore=tests/unit/spark
+
+# the whole fault matrix through Toxiproxy (about 15 minutes): writes benchmarks/chaos-results.md. `make test` runs
+# one cell per fault kind.
+chaos: venv
+	CHAOS_MATRIX=full $(VENV)/bin/pytest tests/integration/chaos -q -s
 
 bench: venv
 	$(PY) -m benchmarks.backlog_drain

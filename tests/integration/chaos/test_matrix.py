@@ -1,0 +1,179 @@
+"""The fault matrix: Kafka, MongoDB and worker faults (and a leader killed in a rebalance) while the writer
+writes; afterwards nothing is lost, the consumer's collection equals MongoDB's and the connector runs.
+
+Cells marked ``chaos_full`` run with ``make chaos`` only; the others (one per fault kind) run in ``make test``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import pytest
+
+from stack.chaos import ChaosStack
+from tests.integration.chaos.conftest import Cell, fault_window, leader_url
+from tests.integration.support import end_offsets
+
+pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
+full = pytest.mark.chaos_full
+
+
+def _kafka_pid(services: ChaosStack) -> int:
+    pid = services.kafka.pid
+    assert pid is not None, "Kafka is not running"
+    return pid
+
+
+# -- Kafka --------------------------------------------------------------------------------------------------------
+
+def test_kafka_sigkill_restart(cell: Cell, chaos_stack: ChaosStack) -> None:
+    cell.start()
+    healed = fault_window(2.0, chaos_stack.kafka.kill, chaos_stack.kafka.start)
+    cell.finish(healed)
+
+
+@full
+def test_kafka_sigstop_past_request_timeout(cell: Cell, chaos_stack: ChaosStack) -> None:
+    """SIGSTOP for 12 s, past the producers' request.timeout.ms of 5 s."""
+    cell.start()
+    pid = _kafka_pid(chaos_stack)
+    healed = fault_window(12.0, lambda: os.killpg(pid, signal.SIGSTOP), lambda: os.killpg(pid, signal.SIGCONT))
+    cell.finish(healed)
+
+
+@full
+def test_kafka_connection_reset(cell: Cell, chaos_stack: ChaosStack) -> None:
+    """Every connection to the broker reset, and new ones too, for 2 s."""
+    cell.start()
+    proxy = chaos_stack.kafka_proxy
+    healed = fault_window(2.0, lambda: proxy.add_toxic("reset_peer", {"timeout": 0}), proxy.heal)
+    cell.finish(healed)
+
+
+@full
+def test_kafka_latency_2s(cell: Cell, chaos_stack: ChaosStack) -> None:
+    """2 s more on every answer of the broker for 20 s."""
+    cell.start()
+    proxy = chaos_stack.kafka_proxy
+    healed = fault_window(20.0, lambda: proxy.add_toxic("latency", {"latency": 2000}), proxy.heal)
+    cell.finish(healed)
+
+
+@full
+def test_kafka_bandwidth_trickle(cell: Cell, chaos_stack: ChaosStack) -> None:
+    """2 KB/s each way for 20 s."""
+    cell.start()
+    proxy = chaos_stack.kafka_proxy
+
+    def trickle() -> None:
+        for stream in ("upstream", "downstream"):
+            proxy.add_toxic("bandwidth", {"rate": 2}, stream=stream)
+
+    healed = fault_window(20.0, trickle, proxy.heal)
+    cell.finish(healed)
+
+
+@full
+def test_kafka_partition_60s(cell: Cell, chaos_stack: ChaosStack) -> None:
+    """Nothing between the worker and the broker for 60 s: past the group session (10 s) and every request
+    timeout; the worker leaves the group and joins it again."""
+    cell.start()
+    proxy = chaos_stack.kafka_proxy
+    healed = fault_window(60.0, proxy.partition, proxy.heal)
+    cell.finish(healed)
+
+
+# -- MongoDB ------------------------------------------------------------------------------------------------------
+
+@full
+def test_mongo_sigkill_restart(cell: Cell, chaos_stack: ChaosStack) -> None:
+    cell.start()
+    healed = fault_window(2.0, chaos_stack.mongo.kill, chaos_stack.mongo.start)
+    cell.finish(healed)
+
+
+@full
+def test_mongo_connection_reset(cell: Cell, chaos_stack: ChaosStack) -> None:
+    """The change stream's connections reset while batches flow, and new ones too, for 1 s."""
+    cell.start()
+    proxy = chaos_stack.mongo_proxy
+    healed = fault_window(1.0, lambda: proxy.add_toxic("reset_peer", {"timeout": 0}), proxy.heal)
+    cell.finish(healed)
+
+
+@full
+def test_mongo_latency(cell: Cell, chaos_stack: ChaosStack) -> None:
+    """1 s more on every MongoDB answer for 15 s."""
+    cell.start()
+    proxy = chaos_stack.mongo_proxy
+    healed = fault_window(15.0, lambda: proxy.add_toxic("latency", {"latency": 1000}), proxy.heal)
+    cell.finish(healed)
+
+
+def test_mongo_partition_past_timeouts(cell: Cell, chaos_stack: ChaosStack) -> None:
+    """Nothing between the connector and MongoDB for 25 s, past its socket (10 s), selection and connect (5 s)
+    timeouts: the task retries and resumes after its last token."""
+    cell.start()
+    proxy = chaos_stack.mongo_proxy
+    healed = fault_window(25.0, proxy.partition, proxy.heal)
+    cell.finish(healed)
+
+
+# -- the worker ---------------------------------------------------------------------------------------------------
+
+def test_worker_sigkill_during_offset_flush(cell: Cell) -> None:
+    """Killed the moment a flush's record lands in the offsets topic (flushes every 500 ms under load)."""
+    cell.start()
+    offsets = f"{cell.group}-offsets"
+    bootstrap = cell.services.observer_bootstrap
+    before = end_offsets(bootstrap, [offsets])[offsets]
+    deadline = time.monotonic() + 60
+    while end_offsets(bootstrap, [offsets])[offsets] == before:
+        assert time.monotonic() < deadline, "no offset flush in 60 s"
+    cell.worker.process.kill()
+    cell.worker.process.start()
+    cell.finish(time.monotonic())
+
+
+@full
+def test_worker_sigkill_during_snapshot(cell: Cell) -> None:
+    """20,000 documents to snapshot; killed at the first snapshot record, started again: every document is in
+    a snapshot record, and the writes made meanwhile are streamed."""
+    preload = 20_000
+    client = cell.writer.client[cell.db][cell.coll]
+    for start in range(0, preload, 2000):
+        client.insert_many([{"_id": 1_000_000 + i, "seq": "pre", "v": i, "s": "y" * 100}
+                            for i in range(start, start + 2000)])
+    cell.expected_extra = [f"r{1_000_000 + i}" for i in range(preload)]
+    cell.start(writer=False)
+    cell.writer.start()
+    cell.wait_events(1)
+    cell.worker.process.kill()
+    cell.worker.process.start()
+    cell.finish(time.monotonic())
+
+
+@full
+def test_worker_sigterm_with_records_in_flight(cell: Cell) -> None:
+    cell.start()
+    cell.worker.process.stop(timeout=30)
+    cell.worker.process.start()
+    cell.finish(time.monotonic())
+
+
+# -- a group of workers -------------------------------------------------------------------------------------------
+
+def test_leader_killed_during_rebalance(cell: Cell) -> None:
+    """Two workers run the connector; a third joins, and the group's leader is killed while the group
+    rebalances: the survivors run the connector again."""
+    first = cell.new_worker()
+    second = cell.new_worker()
+    cell.start()
+    cell.new_worker()  # the group rebalances to give it a share
+    leader = leader_url(second) or first.url
+    victim = next(w for w in cell.workers if w.url == leader.rstrip("/"))
+    victim.process.kill()
+    survivor = next(w for w in cell.workers if w is not victim)
+    cell.finish(time.monotonic(), status_from=survivor)
