@@ -141,3 +141,44 @@ def read_to_end(bootstrap: str, topic: str, timeout: float = 120) -> list[tuple[
 def payload(data: bytes | None) -> Any:
     """The ``payload`` of a JSON-with-schema record (None for a tombstone)."""
     return None if data is None else json.loads(data)["payload"]
+
+
+def stored_offset(bootstrap: str, offsets_topic: str, connector: str) -> dict[str, Any] | None:
+    """The latest source offset the offsets topic holds for ``connector`` (any source partition), or None."""
+    latest: dict[str, Any] | None = None
+    for key, value in read_to_end(bootstrap, offsets_topic, timeout=30):
+        if key is not None and json.loads(key)[0] == connector:
+            latest = None if value is None else json.loads(value)
+    return latest
+
+
+def wait_stored_offset(bootstrap: str, offsets_topic: str, connector: str,
+                       predicate: Callable[[dict[str, Any]], bool], what: str, timeout: float = 60) -> dict[str, Any]:
+    """Wait until the offset stored for ``connector`` satisfies ``predicate``; returns it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        offset = stored_offset(bootstrap, offsets_topic, connector)
+        if offset is not None and predicate(offset):
+            return offset
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no offset of {connector} {what} in {offsets_topic} after {timeout:.0f} s; "
+                                 f"last: {offset}")
+        time.sleep(0.3)
+
+
+def wait_offset_flushed(bootstrap: str, offsets_topic: str, connector: str, source: Mapping[str, Any],
+                        timeout: float = 60) -> dict[str, Any]:
+    """Wait until the offset stored for ``connector`` (a MongoDB connector: ``sec``/``ord``) is at or past the
+    event whose ``source`` block is given: an offset flush has covered that record. Returns the offset."""
+    wanted = (int(source["ts_ms"]) // 1000, int(source["ord"]))
+    return wait_stored_offset(bootstrap, offsets_topic, connector,
+                              lambda offset: (offset.get("sec", -1), offset.get("ord", -1)) >= wanted,
+                              f"at (sec, ord) {wanted}", timeout)
+
+
+def last_source(records: Iterable[Any]) -> dict[str, Any]:
+    """The ``source`` block of the last data record of ``records`` (tombstones left out)."""
+    bodies = [payload(r.value) for r in records if r.value is not None]
+    assert bodies, "no data record"
+    source: dict[str, Any] = bodies[-1]["source"]
+    return source

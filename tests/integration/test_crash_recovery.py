@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from tests.integration.support import Worker, create_connector, payload, read_topic, unique
+from tests.integration.support import (
+    Worker,
+    create_connector,
+    last_source,
+    payload,
+    read_topic,
+    unique,
+    wait_offset_flushed,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -39,9 +47,10 @@ def test_sigkill_mid_stream_loses_nothing(worker: Worker, stack: Any, mongo: Any
     done = threading.Event()
     writer = threading.Thread(target=_write, args=(mongo[db].items, done))
     writer.start()
-    read_topic(stack.kafka_bootstrap, topic, 1500, timeout=120)
-    time.sleep(1.5)  # let at least one offset flush (offset.flush.interval.ms=1000) happen mid-stream
-    assert not done.is_set(), "the writes finished before the crash; the test needs a slower writer"
+    first = read_topic(stack.kafka_bootstrap, topic, 1500, timeout=120)
+    # killed once an offset flush (offset.flush.interval.ms=1000) has stored a position mid-stream
+    offsets = worker.process.properties["offset.storage.topic"]
+    wait_offset_flushed(stack.kafka_bootstrap, offsets, name, last_source(first[:1500]))
     worker.process.kill()
     writer.join(timeout=300)
     assert done.is_set()

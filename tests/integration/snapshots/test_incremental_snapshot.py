@@ -13,8 +13,8 @@ import pytest
 from bson import ObjectId
 from kafka import KafkaProducer
 
-from tests.integration.snapshots.helpers import create, end_offset, event, load, replay
-from tests.integration.support import Worker, read_topic, unique
+from tests.integration.snapshots.helpers import create, event, load, replay
+from tests.integration.support import Worker, read_topic, unique, wait_stored_offset
 
 pytestmark = pytest.mark.integration
 
@@ -92,12 +92,6 @@ def test_incremental_snapshot_under_writes_and_bad_signals(worker: Worker, stack
     assert worker.http.get(f"/connectors/{name}/status").json()["tasks"][0]["state"] == "RUNNING"
 
 
-def _count_reads(stack: Any, topic: str) -> int:
-    """The records ``topic`` holds now: only incremental reads here (``no_data``, no writes); 0 before a chunk.
-    (Reading until a count was reached could stop after a partial poll and undercount.)"""
-    return end_offset(stack.kafka_bootstrap, topic)
-
-
 def _reads_at_least(count: int) -> Any:
     ids: set[Any] = set()
 
@@ -105,6 +99,24 @@ def _reads_at_least(count: int) -> Any:
         ids.update(_incremental_reads(fresh))
         return len(ids) >= count
     return check
+
+
+def _reads_before_marker(stack: Any, mongo: Any, db: str, topic: str, marker: int) -> int:
+    """Insert document ``marker`` (past the snapshot's maximum key: never read by it) and read ``topic`` until its
+    event: how many incremental reads came before it. The task handles the stream in order, so every chunk it
+    read before that insert is in Kafka before the marker."""
+    mongo[db].items.insert_one({"_id": marker, "v": 0})
+    records = read_topic(stack.kafka_bootstrap, topic,
+                         until=lambda fresh: any(event(r)[0] == marker for r in fresh), timeout=120)
+    return len(_incremental_reads(records))
+
+
+def _stays_still(stack: Any, mongo: Any, db: str, topic: str, first_marker: int) -> int:
+    """The reads before each of five markers written one after another (each awaited): all equal while no chunk
+    is read. Returns that count."""
+    counts = [_reads_before_marker(stack, mongo, db, topic, first_marker + i) for i in range(5)]
+    assert len(set(counts)) == 1, f"chunks read while none should be: {counts}"
+    return counts[0]
 
 
 def test_pause_resume_and_stop_signals(worker: Worker, stack: Any, mongo: Any) -> None:
@@ -115,10 +127,7 @@ def test_pause_resume_and_stop_signals(worker: Worker, stack: Any, mongo: Any) -
     _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}\\.items"]})
     _signal(mongo, db, "pause-snapshot", {})
     assert _log_has(worker, "Incremental snapshot paused")
-    time.sleep(3)
-    paused_at = _count_reads(stack, topic)
-    time.sleep(4)
-    assert _count_reads(stack, topic) == paused_at < DOCS, "no chunk is read while paused"
+    assert _stays_still(stack, mongo, db, topic, DOCS) < DOCS, "no chunk is read while paused"
 
     _signal(mongo, db, "resume-snapshot", {})
     records = read_topic(stack.kafka_bootstrap, topic, until=_reads_at_least(DOCS), timeout=300)
@@ -127,10 +136,7 @@ def test_pause_resume_and_stop_signals(worker: Worker, stack: Any, mongo: Any) -
     _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}\\.items"]})
     _signal(mongo, db, "stop-snapshot", {"data-collections": [f"{db}\\.items"], "type": "incremental"})
     assert _log_has(worker, "Incremental snapshot stopped")
-    time.sleep(3)
-    stopped_at = _count_reads(stack, topic)
-    time.sleep(4)
-    assert _count_reads(stack, topic) == stopped_at < 2 * DOCS, "the stopped snapshot reads no more"
+    assert _stays_still(stack, mongo, db, topic, DOCS + 100) < 2 * DOCS + 5, "the stopped snapshot reads no more"
 
 
 def test_kafka_signal_topic_and_blocking_snapshot(worker: Worker, stack: Any, mongo: Any) -> None:
@@ -143,7 +149,6 @@ def test_kafka_signal_topic_and_blocking_snapshot(worker: Worker, stack: Any, mo
         "signal.enabled.channels": "source,kafka", "signal.kafka.bootstrap.servers": stack.kafka_bootstrap,
         "signal.poll.interval.ms": "200"}))
     topic = f"{prefix}.{db}.items"
-    time.sleep(2)
     body = {"id": "k1", "type": "execute-snapshot",
             "data": {"data-collections": [f"{db}\\.items"], "type": "incremental",
                      "additional-conditions": [{"data-collection": f"{db}.items", "filter": '{"_id": {"$lt": 100}}'}]}}
@@ -177,17 +182,22 @@ def test_kafka_signal_sent_while_the_worker_was_down_runs_after_the_restart(
         "signal.poll.interval.ms": "200"}))
     topic = f"{prefix}.{db}.items"
 
-    def execute(signal_id: str, condition: str) -> None:
+    def execute(signal_id: str, condition: str) -> int:
         body = {"id": signal_id, "type": "execute-snapshot",
                 "data": {"data-collections": [f"{db}\\.items"], "type": "incremental",
                          "additional-conditions": [{"data-collection": f"{db}.items", "filter": condition}]}}
-        producer.send(signal_topic, key=prefix.encode(), value=json.dumps(body).encode()).get(30)
+        sent = producer.send(signal_topic, key=prefix.encode(), value=json.dumps(body).encode()).get(30)
+        return int(sent.offset)
 
     worker.wait_running(name)
-    execute("before", '{"_id": {"$lt": 50}}')
+    before = execute("before", '{"_id": {"$lt": 50}}')
     records = read_topic(stack.kafka_bootstrap, topic, until=_reads_at_least(50), timeout=120)
     assert sorted(_incremental_reads(records)) == list(range(50))
-    time.sleep(2.5)  # an offset flush (offset.flush.interval.ms=1000) with the signal's position in it
+    # killed once an offset flush stored the signal's position and the last chunk (at the snapshot's maximum key)
+    wait_stored_offset(stack.kafka_bootstrap, worker.process.properties["offset.storage.topic"], name,
+                       lambda offset: offset.get("incremental_snapshot_signal_offset", -1) >= before and
+                       offset.get("incremental_snapshot_primary_key") == offset.get("incremental_snapshot_maximum_key"),
+                       "with the signal acted on and its last chunk read")
     worker.process.kill()
 
     execute("while-down", '{"_id": {"$gte": 200}}')
