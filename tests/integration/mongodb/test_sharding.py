@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.integration.mongodb.conftest import client
-from tests.integration.support import Worker, create_connector, read_topic, unique
+from tests.integration.support import Worker, create_connector, read_to_end, read_topic, unique
 
 pytestmark = pytest.mark.integration
 
@@ -25,6 +25,23 @@ def _tasks(worker: Worker, name: str, count: int, timeout: float = 90) -> list[d
 
 def _ids(bootstrap: str, topic: str, count: int) -> set[str]:
     return {json.loads(r.key)["payload"]["id"] for r in read_topic(bootstrap, topic, count, timeout=120)}
+
+
+def _wait_streams_open(shard_uris: dict[int, str], db: str, bootstrap: str, topics: list[str]) -> None:
+    """Write a probe into ``<db>.probe`` of each shard, again every half second, until each of ``topics`` holds a
+    probe of every shard: every shard's change stream is open (``no_data`` streams start at "now")."""
+    pending = {(shard, topic) for shard in shard_uris for topic in topics}
+    deadline, round_ = time.monotonic() + 120, 0
+    while pending:
+        assert time.monotonic() < deadline, f"streams never opened: {sorted(pending)}"
+        for shard in {shard for shard, _ in pending}:
+            with client(shard_uris[shard]) as mongo:
+                mongo[db]["probe"].insert_one({"_id": f"p{shard}-{round_}"})
+        round_ += 1
+        time.sleep(0.5)
+        for topic in {topic for _, topic in pending}:
+            keys = {json.loads(key)["payload"]["id"] for key, _ in read_to_end(bootstrap, topic) if key is not None}
+            pending -= {(shard, topic) for shard in shard_uris if any(k.startswith(f'"p{shard}-') for k in keys)}
 
 
 def test_one_task_per_replica_set_group_and_new_shards(worker: Worker, stack: Any, secantus_factory: Any) -> None:
@@ -41,11 +58,12 @@ def test_one_task_per_replica_set_group_and_new_shards(worker: Worker, stack: An
         config = {"connector.class": "MongoDbConnector", "mongodb.connection.string": config_server.uri,
                   "mongodb.connection.mode": "replica_set", "tasks.max": str(tasks_max), "topic.prefix": prefix,
                   "snapshot.mode": "no_data", "mongodb.poll.interval.ms": "1000",
-                  "collection.include.list": f"{db}.c"}
+                  "collection.include.list": f"{db}.c,{db}.probe"}
         create_connector(worker, name, config, wait_running=False)
     _tasks(worker, connectors[2][0], 2)
     _tasks(worker, connectors[4][0], 3)
-    time.sleep(2)  # the streams open "now" on each shard
+    probes = [f"{prefix}.{db}.probe" for _name, prefix in connectors.values()]
+    _wait_streams_open({i: s.uri for i, s in enumerate(shards)}, db, stack.kafka_bootstrap, probes)
     for i, shard in enumerate(shards):
         with client(shard.uri) as mongo:
             mongo[db]["c"].insert_many([{"_id": f"s{i}-{n}"} for n in range(5)])
@@ -66,7 +84,7 @@ def test_one_task_per_replica_set_group_and_new_shards(worker: Worker, stack: An
     _tasks(worker, connectors[4][0], 4)
     tasks_of_two = _tasks(worker, connectors[2][0], 2)
     assert len(tasks_of_two) == 2
-    time.sleep(3)
+    _wait_streams_open({3: fourth.uri}, db, stack.kafka_bootstrap, probes)
     with client(fourth.uri) as mongo:
         mongo[db]["c"].insert_many([{"_id": f"s3-{n}"} for n in range(5)])
     for _name, prefix in connectors.values():
