@@ -14,7 +14,7 @@ import pytest
 
 from stack.chaos import ChaosStack
 from tests.integration.chaos.conftest import Cell, fault_window, leader_url
-from tests.integration.support import end_offsets
+from tests.integration.support import end_offsets, wait_stored_offset
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 full = pytest.mark.chaos_full
@@ -137,16 +137,35 @@ def test_worker_sigkill_during_offset_flush(cell: Cell) -> None:
     cell.finish(time.monotonic())
 
 
+def _preload(cell: Cell, count: int = 20_000) -> None:
+    """``count`` documents for the snapshot, each expected in a snapshot record."""
+    collection = cell.writer.client[cell.db][cell.coll]
+    for start in range(0, count, 2000):
+        collection.insert_many([{"_id": 1_000_000 + i, "seq": "pre", "v": -1, "s": "y" * 100}
+                                for i in range(start, start + 2000)])
+    cell.expected_extra = [f"r{1_000_000 + i}" for i in range(count)]
+
+
 @full
 def test_worker_sigkill_during_snapshot(cell: Cell) -> None:
-    """20,000 documents to snapshot; killed at the first snapshot record, started again: every document is in
-    a snapshot record, and the writes made meanwhile are streamed."""
-    preload = 20_000
-    client = cell.writer.client[cell.db][cell.coll]
-    for start in range(0, preload, 2000):
-        client.insert_many([{"_id": 1_000_000 + i, "seq": "pre", "v": i, "s": "y" * 100}
-                            for i in range(start, start + 2000)])
-    cell.expected_extra = [f"r{1_000_000 + i}" for i in range(preload)]
+    """20,000 documents to snapshot while the writer writes; killed once an offset with the snapshot's progress
+    is stored: the snapshot resumes from it, every document is in a snapshot record and every write streamed."""
+    _preload(cell)
+    cell.start(writer=False)
+    cell.writer.start()
+    wait_stored_offset(cell.services.observer_bootstrap, f"{cell.group}-offsets", cell.connector,
+                       lambda offset: "snapshot_progress" in offset, "with snapshot progress", timeout=120)
+    cell.worker.process.kill()
+    cell.worker.process.start()
+    cell.finish(time.monotonic())
+
+
+@full
+def test_worker_sigkill_before_the_snapshot_stored_an_offset(cell: Cell) -> None:
+    """Killed at the first snapshot record, before any offset: the snapshot starts over from a new position;
+    the writes made before it are carried by its reads (superseded), the later ones streamed."""
+    _preload(cell)
+    cell.snapshot_may_restart = True
     cell.start(writer=False)
     cell.writer.start()
     cell.wait_events(1)

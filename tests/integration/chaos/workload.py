@@ -58,6 +58,8 @@ class Writer:
         self.live: list[int] = []
         #: name of each change written -> ``time.monotonic()`` when MongoDB acknowledged it
         self.written: dict[str, float] = {}
+        #: name of each change -> the ``_id`` of the document it changed
+        self.doc_of: dict[str, int] = {}
         self.steps = 0
         self.error: BaseException | None = None
         self._stop = threading.Event()
@@ -112,11 +114,13 @@ class Writer:
         elif roll < 0.9:
             doc_id = self.live.pop(self.rng.randrange(len(self.live)))
             _retry(lambda: self.coll.delete_one({"_id": doc_id}), f"delete {doc_id}")
+            self.doc_of[f"d{doc_id}"] = doc_id
             self.written[f"d{doc_id}"] = time.monotonic()
             return
         else:
             self._transaction(step)
             return
+        self.doc_of[seq] = doc_id
         self.written[seq] = time.monotonic()
 
     def _transaction(self, step: int) -> None:
@@ -135,6 +139,7 @@ class Writer:
         _retry(run, f"transaction {step}")
         self.live.append(new_id)
         now = time.monotonic()
+        self.doc_of[f"{step}.0"], self.doc_of[f"{step}.1"] = new_id, old_id
         self.written[f"{step}.0"] = now
         self.written[f"{step}.1"] = now
 
@@ -225,6 +230,15 @@ class Observer:
             time.sleep(0.2)
         return self.has(wanted)
 
+    def snapshot_versions(self) -> dict[int, int]:
+        """The newest ``v`` a snapshot read (``r``) saw of each document."""
+        newest: dict[int, int] = {}
+        with self.lock:
+            for doc_id, _, body in self.seen.events:
+                if body["op"] == "r" and body.get("after"):
+                    newest[doc_id] = max(newest.get(doc_id, -1), int(json_util.loads(body["after"])["v"]))
+        return newest
+
     def replay(self) -> dict[int, dict[str, Any]]:
         """The collection a consumer rebuilds by applying the events in Kafka order."""
         state: dict[int, dict[str, Any]] = {}
@@ -254,7 +268,8 @@ class CellResult:
     duplicated: int
     recover_s: float
     outcome: str
+    superseded: int = 0
 
     def row(self) -> str:
-        return (f"| {self.cell} | {self.written} | {self.lost} | {self.duplicated} | {self.recover_s:.1f} "
-                f"| {self.outcome} |")
+        return (f"| {self.cell} | {self.written} | {self.lost} | {self.superseded} | {self.duplicated} "
+                f"| {self.recover_s:.1f} | {self.outcome} |")
