@@ -81,7 +81,12 @@ def _run(service: Any, bootstrap: str, group: str, name: str, config: dict[str, 
     service.start()
     try:
         _operate(service.address, name, config, size)
-        time.sleep(2)  # the last status writes of the deleted connector
+        # the last status writes of the deleted connector: the tombstones of its and its task's statuses
+        wanted = {f"status-connector-{name}".encode(), f"status-task-{name}-0".encode()}
+        deadline = time.monotonic() + 60
+        while not wanted <= {k for k, v in read_to_end(bootstrap, f"{group}-status") if v is None}:
+            assert time.monotonic() < deadline, "no status tombstones of the deleted connector"
+            time.sleep(0.3)
     finally:
         service.stop(timeout=30)
     return {suffix: read_to_end(bootstrap, f"{group}-{suffix}") for suffix in ("configs", "offsets", "status")}
