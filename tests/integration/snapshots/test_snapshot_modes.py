@@ -71,7 +71,10 @@ def test_initial_only_include_list_filter_overrides_and_delay(worker: Worker, st
     assert sorted(event(r)[0] for r in records) == [6, 7, 8, 9]
     bodies = [event(r)[1] for r in records]
     assert all(body is not None and json.loads(body["after"])["v"] >= 6 for body in bodies)
+    deadline = time.monotonic() + 60  # the task's decision, logged once the copy is over: no change stream
+    while "; not streaming" not in worker.process.log_path.read_text(errors="replace"):
+        assert time.monotonic() < deadline, "initial_only: no 'not streaming' after the snapshot"
+        time.sleep(0.2)
     mongo[db].a.insert_one({"_id": "later", "v": 100})
-    time.sleep(3)
     assert end_offset(stack.kafka_bootstrap, f"{prefix}.{db}.a") == 4, "initial_only does not stream"
     assert end_offset(stack.kafka_bootstrap, f"{prefix}.{db}.b") == 0, "b is not in the snapshot list"
