@@ -5,7 +5,6 @@ streams what changed meanwhile without a new snapshot; then Debezium starts on o
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ import pytest
 
 from compat.debezium import harness
 from tests.integration.mongodb.conftest import client
-from tests.integration.support import create_connector, read_topic, unique
+from tests.integration.support import create_connector, last_source, read_topic, unique, wait_offset_flushed
 
 pytestmark = pytest.mark.integration
 
@@ -30,6 +29,11 @@ def _events(bootstrap: str, topic: str, count: int) -> list[tuple[str, Any]]:
             value = json.loads(record.value)["payload"]
             out.append((value["op"], json.loads(value["after"])["_id"] if value["after"] else None))
     return out
+
+
+def _wait_flushed(bootstrap: str, group: str, name: str, topic: str, count: int) -> None:
+    """Until an offset flush stored the position of the last of the ``count`` records of ``topic``."""
+    wait_offset_flushed(bootstrap, f"{group}-offsets", name, last_source(read_topic(bootstrap, topic, count)))
 
 
 def test_offsets_hand_over_both_ways(worker_factory: Any, stack: Any, secantus_factory: Any,
@@ -51,7 +55,7 @@ def test_offsets_hand_over_both_ways(worker_factory: Any, stack: Any, secantus_f
         assert _events(stack.kafka_bootstrap, topic, 1) == [("r", 0)]  # the snapshot is over
         mongo[db]["c"].insert_many([{"_id": i} for i in range(1, 6)])
         assert _events(stack.kafka_bootstrap, topic, 6) == [("r", 0)] + [("c", i) for i in range(1, 6)]
-        time.sleep(3)  # an offset flush (offset.flush.interval.ms=1000) after the last record
+        _wait_flushed(stack.kafka_bootstrap, group, name, topic, 6)
     finally:
         java.stop()
     mongo[db]["c"].insert_many([{"_id": i} for i in range(6, 11)])
@@ -63,7 +67,7 @@ def test_offsets_hand_over_both_ways(worker_factory: Any, stack: Any, secantus_f
     assert events[6:] == [("c", i) for i in range(6, 11)]
     mongo[db]["c"].insert_many([{"_id": i} for i in range(11, 16)])
     assert _events(stack.kafka_bootstrap, topic, 16)[11:] == [("c", i) for i in range(11, 16)]
-    time.sleep(3)
+    _wait_flushed(stack.kafka_bootstrap, group, name, topic, 16)
     ours.process.stop(timeout=30)
     mongo[db]["c"].insert_many([{"_id": i} for i in range(16, 21)])
 

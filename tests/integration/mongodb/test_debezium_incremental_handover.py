@@ -18,7 +18,7 @@ from bson import ObjectId
 from compat.debezium import harness
 from tests.integration.mongodb.conftest import client
 from tests.integration.snapshots.helpers import end_offset, event
-from tests.integration.support import create_connector, read_topic
+from tests.integration.support import create_connector, payload, read_to_end, read_topic, wait_offset_flushed
 
 pytestmark = pytest.mark.integration
 
@@ -67,16 +67,30 @@ def _read_until(bootstrap: str, topic: str, done: Callable[[list[tuple[str, Any]
     return ops
 
 
-def _pause_mid_way(mongo: Any, db: str, bootstrap: str, topic: str) -> int:
-    """Pause the running snapshot once PAUSE_AFTER documents are read; how many were read when it settled."""
+def _probe(mongo: Any, db: str, bootstrap: str, prefix: str, tag: str, timeout: float = 120) -> dict[str, Any]:
+    """Insert probe documents into ``<db>.probe``, one every half second, until one is streamed; the ``source``
+    block of its record. Once it is streamed, so is everything written before it."""
+    topic, deadline = f"{prefix}.{db}.probe", time.monotonic() + timeout
+    for n in range(10_000):
+        mongo[db].probe.insert_one({"_id": f"{tag}-{n}"})
+        time.sleep(0.5)
+        for _key, value in read_to_end(bootstrap, topic):
+            body = payload(value)
+            if body is not None and json.loads(body["after"])["_id"].startswith(f"{tag}-"):
+                return dict(body["source"])
+        assert time.monotonic() < deadline, f"no probe {tag} streamed on {topic}"
+    raise AssertionError("unreachable")
+
+
+def _pause_mid_way(mongo: Any, db: str, bootstrap: str, topic: str, prefix: str, group: str, name: str) -> int:
+    """Pause the running snapshot once PAUSE_AFTER documents are read; how many were read when it settled: the
+    chunk in flight is in Kafka, and its offset stored, once a probe written after the pause signal is streamed
+    and an offset flush covered it."""
     _wait_until(lambda: end_offset(bootstrap, topic) >= PAUSE_AFTER, 300, f"{PAUSE_AFTER} reads on {topic}")
     _signal(mongo, db, "pause-snapshot")
-    settled, last = 0, -1
-    while settled < 4:  # the chunk in flight is emitted; then nothing for a while
-        time.sleep(1)
-        now = end_offset(bootstrap, topic)
-        settled, last = (settled + 1, now) if now == last else (0, now)
-    return last
+    source = _probe(mongo, db, bootstrap, prefix, f"paused-{topic}")
+    wait_offset_flushed(bootstrap, f"{group}-offsets", name, source)
+    return end_offset(bootstrap, topic)
 
 
 def test_incremental_snapshot_continues_across_debezium_and_ours(worker_factory: Any, stack: Any,
@@ -86,7 +100,7 @@ def test_incremental_snapshot_continues_across_debezium_and_ours(worker_factory:
     db, prefix, name, group = "inc", "ih", "inc-handover", "dbz-inc"
     ints, oids = f"{prefix}.{db}.ints", f"{prefix}.{db}.oids"
     config = {"connector.class": harness.CONNECTOR_CLASS, "mongodb.connection.string": server.uri,
-              "topic.prefix": prefix, "collection.include.list": f"{db}.ints,{db}.oids,{db}.signals",
+              "topic.prefix": prefix, "collection.include.list": f"{db}.ints,{db}.oids,{db}.signals,{db}.probe",
               "snapshot.mode": "no_data", "tasks.max": "1", "signal.data.collection": f"{db}.signals",
               "incremental.snapshot.chunk.size": str(CHUNK)}
     mongo[db]["ints"].insert_many([{"_id": i, "v": i} for i in range(DOCS)])
@@ -98,15 +112,14 @@ def test_incremental_snapshot_continues_across_debezium_and_ours(worker_factory:
     # 1. Debezium snapshots part of `ints` (with an additional condition), paused and stopped mid-way
     java = harness.join_group(tmp_path, stack.kafka_bootstrap, group, name, config)
     try:
-        time.sleep(5)  # the change stream is open
+        _probe(mongo, db, stack.kafka_bootstrap, prefix, "open")  # the change stream is open
         _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}.ints"], "type": "incremental",
                                                 "additional-conditions": [{"data-collection": f"{db}.ints",
                                                                            "filter": '{"v": {"$gte": 10}}'}]})
-        by_debezium = _pause_mid_way(mongo, db, stack.kafka_bootstrap, ints)
-        time.sleep(3)  # an offset flush after the last record
+        by_debezium = _pause_mid_way(mongo, db, stack.kafka_bootstrap, ints, prefix, group, name)
     finally:
         java.stop()
-    assert PAUSE_AFTER <= by_debezium < DOCS - 10 - CHUNK, "Debezium was not stopped in the middle of the snapshot"
+    assert by_debezium >= PAUSE_AFTER
     mongo[db]["ints"].insert_many([{"_id": DOCS + i, "v": 0} for i in range(5)])  # after the maximum: streamed
 
     # 2. ours, on Debezium's offsets: the rest of `ints`, no completed chunk again, then streaming
@@ -125,10 +138,9 @@ def test_incremental_snapshot_continues_across_debezium_and_ours(worker_factory:
 
     # 3. ours snapshots part of `oids`, paused and stopped; Debezium continues after our last key
     _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}.oids"], "type": "incremental"})
-    by_ours = _pause_mid_way(mongo, db, stack.kafka_bootstrap, oids)
-    time.sleep(3)
+    by_ours = _pause_mid_way(mongo, db, stack.kafka_bootstrap, oids, prefix, group, name)
     ours.process.stop(timeout=30)
-    assert PAUSE_AFTER <= by_ours < DOCS - CHUNK, "ours was not stopped in the middle of the snapshot"
+    assert by_ours >= PAUSE_AFTER
     java = harness.join_group(tmp_path, stack.kafka_bootstrap, group, name, config)
     try:
         records = _read_until_complete(stack.kafka_bootstrap, oids, set(oid_ids))
