@@ -45,10 +45,10 @@ test: lint typecheck pytest
 test-unit: venv
 	$(VENV)/bin/pytest tests/unit tests/helm -m "not integration" --ignore=tests/unit/spark
 
-# the whole fault matrix through Toxiproxy (about 15 minutes): writes benchmarks/chaos-results.md. `make test` runs
-# one cell per fault kind.
+# the whole fault matrix through Toxiproxy (about 20 minutes): writes benchmarks/chaos-results.md, keeps the logs in
+# .stack/chaos/. `make test` runs one cell per fault kind.
 chaos: venv
-	CHAOS_MATRIX=full $(VENV)/bin/pytest tests/integration/chaos -q -s
+	CHAOS_MATRIX=full $(VENV)/bin/pytest tests/integration/chaos -q -s --basetemp=.stack/chaos
 
 bench: venv
 	$(PY) -m benchmarks.backlog_drain

@@ -45,6 +45,15 @@ class ProxiedKafkaBroker(KafkaBroker):
         return {**super().state(), "observer_port": self.observer_port, "advertised": self.advertised}
 
 
+class DurableMongoServer(MongoServer):
+    """SecantusDB fsyncing its log at every commit (``--sync-on-commit``): a write it acknowledged survives a
+    SIGKILL, as a MongoDB write acknowledged with ``j: true`` does, so a change lost after a kill is the
+    connector's, not the server's."""
+
+    def command(self) -> list[str]:
+        return [*super().command(), "--sync-on-commit"]
+
+
 @dataclass
 class ChaosStack:
     toxiproxy: ToxiproxyServer
@@ -96,7 +105,7 @@ def start(state_dir: Path) -> ChaosStack:
         kafka_proxy = client.create_proxy("kafka", kafka_listen, f"127.0.0.1:{kafka_port}")
         mongo_proxy = client.create_proxy("mongo", mongo_listen, f"127.0.0.1:{mongo_port}")
         kafka = ProxiedKafkaBroker(state_dir, kafka_port, observer, kafka_proxy.address, controller)
-        mongo = MongoServer(state_dir, mongo_port)
+        mongo = DurableMongoServer(state_dir, mongo_port)
         kafka.start()
         mongo.start()
     except BaseException:

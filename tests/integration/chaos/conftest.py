@@ -8,6 +8,7 @@ table to ``benchmarks/chaos-results.md``.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import re
 import time
@@ -82,12 +83,15 @@ def render(rows: list[CellResult]) -> str:
         "replaces, deletes and two-write transactions at 40 steps/s through the fault; *written* counts the "
         "changes MongoDB acknowledged, *lost* those no Kafka record carries once the fault healed, *duplicated* "
         "the extra copies, *superseded* the changes carried by a later snapshot read of their document instead of "
-        "their own event (a snapshot started over, as Debezium does when none of its offsets was stored), "
+        "their own event (a snapshot started over, as Debezium does when none of its offsets was stored), *stale* "
+        "the documents such a snapshot could not know were deleted (no event tells the consumer; Debezium's "
+        "neither), "
         "*recover* the seconds from the heal until every change written before it was in "
-        "Kafka. In every cell the collection rebuilt from the records in Kafka order equals MongoDB's.\n\n"
+        "Kafka. In every cell that passed, the collection rebuilt from the records in Kafka order equals MongoDB's "
+        "(less the stale documents).\n\n"
         f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {os.cpu_count()} cores.\n\n"
-        "| cell | written | lost | superseded | duplicated | recover (s) | connector after |\n"
-        "|---|---|---|---|---|---|---|\n" + "".join(row.row() + "\n" for row in rows)
+        "| cell | written | lost | superseded | stale | duplicated | recover (s) | connector after |\n"
+        "|---|---|---|---|---|---|---|---|\n" + "".join(row.row() + "\n" for row in rows)
     )
 
 
@@ -182,12 +186,19 @@ class Cell:
                             status["connector"]["state"] + "/" + ",".join(t["state"] for t in status["tasks"]),
                             len(superseded))
         self.results.append(result)
-        assert not lost, f"{self.name}: {len(lost)} changes never reached Kafka, first {lost[:10]}"
         wanted = mongo_state(self.services.mongo_uri, self.db, self.coll)
         state_deadline = time.monotonic() + 30
         while self.observer.replay() != wanted and time.monotonic() < state_deadline:
             time.sleep(0.2)
         rebuilt = self.observer.replay()
+        # A snapshot that starts over reads what exists then: a document deleted after the first attempt read
+        # it and before the second began gets no delete event (Debezium's too); it stays with the consumer.
+        unseen_deletes = {self.writer.doc_of[n] for n in superseded if n.startswith("d")}
+        stale = {doc for doc in set(rebuilt) - set(wanted) if doc in unseen_deletes}
+        result = dataclasses.replace(result, stale=len(stale))
+        self.results[-1] = result
+        assert not lost, f"{self.name}: {len(lost)} changes never reached Kafka, first {lost[:10]}"
+        rebuilt = {doc: body for doc, body in rebuilt.items() if doc not in stale}
         assert rebuilt == wanted, (f"{self.name}: the consumer's collection differs from MongoDB's: "
                                    f"{_difference(rebuilt, wanted)}")
         assert duplicated <= len(expected) + len(self.expected_extra), f"{self.name}: {duplicated} duplicates"

@@ -269,7 +269,8 @@ class CellResult:
     recover_s: float
     outcome: str
     superseded: int = 0
+    stale: int = 0
 
     def row(self) -> str:
-        return (f"| {self.cell} | {self.written} | {self.lost} | {self.superseded} | {self.duplicated} "
+        return (f"| {self.cell} | {self.written} | {self.lost} | {self.superseded} | {self.stale} | {self.duplicated} "
                 f"| {self.recover_s:.1f} | {self.outcome} |")
