@@ -113,17 +113,23 @@ def _extension_schema(schema: Schema, always_optional: bool) -> Schema:
                     "attribute.")
 
 
-_LAST_SECOND: list[Any] = [None, ""]
+_LAST: list[Any] = [None, "", None, ""]  # the last second and its text, the last millisecond and its text
 
 
 def _iso_millis(millis: int) -> str:
-    """``yyyy-MM-dd'T'HH:mm:ss.SSS'Z'`` in UTC (the seconds part is reused while events share a second)."""
+    """``yyyy-MM-dd'T'HH:mm:ss.SSS'Z'`` in UTC (reused while events share a millisecond, its seconds part while
+    they share a second)."""
+    last = _LAST
+    if last[2] == millis:
+        text: str = last[3]
+        return text
     seconds, ms = divmod(millis, 1000)
-    last = _LAST_SECOND
     if last[0] != seconds:
         last[1] = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds))
         last[0] = seconds
-    return f"{last[1]}.{ms:03d}Z"
+    text = f"{last[1]}.{ms:03d}Z"
+    last[2], last[3] = millis, text
+    return text
 
 
 Extensions = Callable[..., dict[str, Any]]
