@@ -9,7 +9,7 @@ const HIGH: u64 = 0x8080_8080_8080_8080;
 /// Non-zero when one of the 8 bytes of ``word`` needs attention: a control character, ``"``, ``\\``, or the lead
 /// byte of a character outside the BMP (exact as a whole; which byte is found byte by byte).
 #[inline]
-fn special(word: u64) -> u64 {
+pub fn special(word: u64) -> u64 {
     let zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH;
     let control = word.wrapping_sub(ONES * 0x20) & !word & HIGH;
     control | zero(word ^ (ONES * 0x22)) | zero(word ^ (ONES * 0x5C)) | zero((word & (ONES * 0xF0)) ^ (ONES * 0xF0))
