@@ -79,21 +79,22 @@ def events(count: int, first_n: int, rng: random.Random, docs: int, live: list[i
                    "updateDescription": {"updatedFields": {"score": doc["score"]}, "removedFields": []}}
 
 
-def produce(bootstrap: str, count: int, first_n: int, docs: int, seed: int, live: list[int]) -> tuple[int, float]:
-    """Write ``count`` events (plus tombstones); returns (records, seconds)."""
+def produce(bootstrap: str, count: int, first_n: int, docs: int, seed: int, live: list[int],
+            topic: str = TOPIC, schemas: bool = True) -> tuple[int, float]:
+    """Write ``count`` events (plus tombstones) to ``topic``; returns (records, seconds)."""
     started = time.monotonic()
     converter = ChangeEventConverter(topic_prefix="bench", run_id="bench")
     keys, values = JsonConverter(), JsonConverter()
-    keys.configure({}, is_key=True)
-    values.configure({})
+    keys.configure({"schemas.enable": schemas}, is_key=True)
+    values.configure({"schemas.enable": schemas})
     producer = KafkaProducer(bootstrap_servers=bootstrap, acks=1, linger_ms=20, batch_size=1 << 20,
                              max_request_size=8 << 20)
     records = 0
     try:
         for event in events(count, first_n, random.Random(seed), docs, live):
             for record in converter.to_records(event):
-                producer.send(TOPIC, key=keys.from_connect_data(TOPIC, record.key_schema, record.key),
-                              value=values.from_connect_data(TOPIC, record.value_schema, record.value))
+                producer.send(topic, key=keys.from_connect_data(topic, record.key_schema, record.key),
+                              value=values.from_connect_data(topic, record.value_schema, record.value))
                 records += 1
         producer.flush(timeout=600)
     finally:

@@ -38,8 +38,8 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-__all__ = ["BASE64", "DECIMAL", "EPOCH_MILLIS", "SMT_PREFIX", "infer", "mark_connect_types", "merge", "normalize",
-           "parse", "schema_from_json", "typed_columns", "without_smt_fields"]
+__all__ = ["BASE64", "DECIMAL", "EPOCH_MILLIS", "SMT_PREFIX", "conform", "infer", "mark_connect_types", "merge",
+           "normalize", "only_additions", "parse", "schema_from_json", "typed_columns", "without_smt_fields"]
 
 DECIMAL = DecimalType(38, 10)
 EPOCH_MILLIS = "epoch_millis"
@@ -105,6 +105,31 @@ def merge(old: DataType, new: DataType) -> DataType:
     if isinstance(old, numeric) and isinstance(new, numeric):
         return DoubleType()
     return StringType()
+
+
+def only_additions(old: DataType, new: DataType) -> bool:
+    """Whether a table of type ``old`` becomes ``new`` by adding fields alone (to structs, at any depth, also
+    inside arrays): what Delta's schema evolution does in a MERGE. Nullability is not compared."""
+    if isinstance(old, StructType) and isinstance(new, StructType):
+        fields = {f.name: f.dataType for f in new.fields}
+        return all(f.name in fields and only_additions(f.dataType, fields[f.name]) for f in old.fields)
+    if isinstance(old, ArrayType) and isinstance(new, ArrayType):
+        return only_additions(old.elementType, new.elementType)
+    return type(old) is type(new) and (not isinstance(old, DecimalType) or old == new)
+
+
+def conform(value: Column, source: DataType, target: DataType) -> Column:
+    """``value`` (of type ``source``) with the fields of its structs, at any depth, in ``target``'s order, a null
+    struct staying null: a table whose schema Delta evolved has its added fields last, the batch has them sorted."""
+    if isinstance(source, StructType) and isinstance(target, StructType):
+        types = {f.name: f.dataType for f in source.fields}
+        fields = [conform(value[f.name], types[f.name], f.dataType).alias(f.name) for f in target.fields]
+        return F.when(value.isNull(), F.lit(None)).otherwise(F.struct(*fields))
+    if isinstance(source, ArrayType) and isinstance(target, ArrayType) and \
+            isinstance(source.elementType, StructType | ArrayType):
+        element, wanted = source.elementType, target.elementType
+        return F.transform(value, lambda item: conform(item, element, wanted))
+    return value
 
 
 def parse(text: Column, schema: StructType) -> Column:

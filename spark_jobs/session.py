@@ -1,5 +1,6 @@
-"""The SparkSession of the jobs: under spark-submit the one it configured; otherwise a local one with the Kafka
-source jars (``spark.jars``, fetched by ``python -m stack.spark`` into the cache; no network at run time)."""
+"""The SparkSession of the jobs: under spark-submit the one it configured; otherwise a local one with Delta Lake's
+session extension and the Kafka source and Delta jars (``spark.jars``, fetched by ``python -m stack.spark`` into
+the cache; no network at run time)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ LOCAL_CONF = {
     "spark.driver.bindAddress": "127.0.0.1",
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.parquet.compression.codec": "snappy",
+    "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
 }
 
 

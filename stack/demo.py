@@ -26,6 +26,7 @@ REST_PORT = 8083
 METRICS_PORT = 9404
 CONNECTOR = "inventory-connector"
 PREFIX = "demo"
+SPARK_OUT = DEFAULT_STATE_DIR / "spark-delta"
 
 
 def connector_json(mongo_uri: str) -> dict[str, Any]:
@@ -135,14 +136,20 @@ def step(text: str) -> None:
     print(f"\n==> {text}", flush=True)
 
 
+def _read_back() -> str:
+    """Python reading the demo's customers table back with plain ``spark.read.format("delta")``."""
+    table = SPARK_OUT / "tables" / f"{PREFIX}.inventory.customers"
+    return ("from spark_jobs.session import session; "
+            f"session().read.format('delta').load('{table}').drop('_raw').show(truncate=24)")
+
+
 def look_further(worker: ConnectWorker, kafka_bootstrap: str) -> str:
     """Where to look once the demo ran."""
     py = sys.executable
-    spark_out = DEFAULT_STATE_DIR / "spark-out"
-    table = spark_out / "tables" / f"{PREFIX}.inventory.customers"
+    spark_out = SPARK_OUT
     topics = ("from kafka import KafkaConsumer; "
               f"print(sorted(KafkaConsumer(bootstrap_servers='{kafka_bootstrap}').topics()))")
-    read = f"from pyspark.sql import SparkSession; SparkSession.builder.getOrCreate().read.parquet('{table}').show()"
+    read = _read_back()
     return f"""
 Look further (everything keeps running; stop it with: make stop)
   REST API        curl -s http://127.0.0.1:{REST_PORT}/connectors?expand=status
@@ -154,7 +161,7 @@ Look further (everything keeps running; stop it with: make stop)
                        http://127.0.0.1:{REST_PORT}/admin/loggers/io.debezium.connector.mongodb
   Worker log      tail -f {worker.log_path}
   Topics          {py} -c "{topics}"
-  Spark tables    {spark_out}/tables/  (Parquet: one latest-state table per collection)
+  Spark tables    {spark_out}/tables/  (Delta Lake: one latest-state table per collection; changes/: change logs)
                   {py} -c "{read}"
   Grafana         helm/pyconnect/dashboards/pyconnect.json (import it; Prometheus scraping :{METRICS_PORT}/metrics)
 """
@@ -182,14 +189,19 @@ def main() -> int:
     expected = write_samples(endpoints.mongo_uri)
     seen = show_records(endpoints.kafka_bootstrap, expected, since_ms)
     print(f"\n{seen} of {expected} expected records arrived.")
-    step("Spark: the topics materialized as tables (python -m spark_jobs.materialize); the first run fetches "
-         "Spark's Kafka jars from Maven Central")
+    step("Spark: the topics materialized as Delta tables (python -m spark_jobs.materialize); the first run "
+         "fetches Spark's Kafka and Delta Lake jars from Maven Central")
+    spark_out = SPARK_OUT
     spark_code = subprocess.run([sys.executable, "-m", "spark_jobs.materialize", "--bootstrap-servers",
                                  endpoints.kafka_bootstrap, "--topics-pattern", rf"{PREFIX}\.inventory\..*",
-                                 "--output", str(DEFAULT_STATE_DIR / "spark-out"), "--show", "20"],
+                                 "--output", str(spark_out), "--show", "20"],
                                 check=False, timeout=900).returncode
+    step("Spark: the latest-state table read back with plain spark.read.format('delta')")
+    read_back = _read_back()
+    print(f'{sys.executable} -c "{read_back}"', flush=True)
+    read_code = subprocess.run([sys.executable, "-c", read_back], check=False, timeout=600).returncode
     print(look_further(worker, endpoints.kafka_bootstrap), flush=True)
-    return 0 if seen >= expected and spark_code == 0 else 1
+    return 0 if seen >= expected and spark_code == 0 and read_code == 0 else 1
 
 
 def stop() -> int:

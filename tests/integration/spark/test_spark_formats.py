@@ -14,12 +14,13 @@ import pytest
 from pyspark.sql import functions as F
 
 from spark_jobs.materialize import MaterializeOptions, run
-from spark_jobs.store import OutputStore
 from tests.integration.spark.workload import (
+    change_log,
     document,
     items_connector,
     mixed_writes,
     stored_table,
+    table_frame,
     wait_records,
     without,
 )
@@ -89,7 +90,7 @@ def test_every_connector_format_materializes_the_same_table(spark: Any, worker: 
     assert summary.tombstones == len(ENVELOPES) * deletes
     for shape in ENVELOPES:
         assert stored_table(spark, envelopes, topics[shape]) == expected, shape
-    log = spark.read.parquet(str(envelopes / "changes"))
+    log = change_log(spark, envelopes, [topics[s] for s in ENVELOPES])
     counts = {(r["topic"], r["op"]): r["count"] for r in log.groupBy("topic", "op").count().collect()}
     for shape in ENVELOPES:  # the change log has the same events whatever the format
         assert {op: counts.get((topics[shape], op)) for op in "rd"} == {"r": len(snapshot), "d": deletes}, shape
@@ -101,8 +102,7 @@ def test_every_connector_format_materializes_the_same_table(spark: Any, worker: 
     assert summary.events == len(FLAT) * (len(snapshot) + writes)
     rewritten = stored_table(spark, flat, topics["flat-rewrite"])
     # no __deleted / __op / __source_ts_ms columns: they are the SMT's metadata, not document fields
-    assert not any(f.startswith("__") for f in spark.read.parquet(
-        str(OutputStore(flat).table(topics["flat-rewrite"]))).columns)
+    assert not any(f.startswith("__") for f in table_frame(spark, flat, topics["flat-rewrite"]).columns)
     assert without(rewritten, FLAT_LOSSY) == without(expected, FLAT_LOSSY)
     assert {k: Decimal(d["price"]).normalize() for k, d in rewritten.items() if "price" in d} == \
         {k: d["price"] for k, d in expected.items() if "price" in d}
@@ -114,7 +114,6 @@ def test_every_connector_format_materializes_the_same_table(spark: Any, worker: 
     assert without(tombstoned, FLAT_LOSSY + SCHEMALESS_LOSSY) == without(expected, FLAT_LOSSY + SCHEMALESS_LOSSY)
     assert {k: d["when"] for k, d in tombstoned.items() if "when" in d} == \
         {k: d["when"] for k, d in expected.items() if "when" in d}  # epoch milliseconds, as numbers
-    flat_log = spark.read.parquet(str(flat / "changes"))
-    flat_ops = {r["op"]: r["count"] for r in flat_log.where(F.col("topic") == topics["flat-rewrite"])
-                .groupBy("op").count().collect()}
+    flat_log = change_log(spark, flat, [topics["flat-rewrite"]])
+    flat_ops = {r["op"]: r["count"] for r in flat_log.groupBy("op").count().collect()}
     assert flat_ops["r"] == len(snapshot) and flat_ops["d"] == deletes

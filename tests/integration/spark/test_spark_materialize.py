@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -17,14 +18,16 @@ import pytest
 from pyspark.sql import functions as F
 
 from spark_jobs.materialize import MaterializeOptions, main, run
-from spark_jobs.store import OutputStore
 from stack.procs import REPO_ROOT
 from tests.integration.spark.workload import (
+    change_log,
     document,
     items_connector,
     mixed_writes,
     produce,
+    rejects,
     stored_table,
+    table_frame,
     wait_records,
     without,
 )
@@ -83,7 +86,7 @@ def test_snapshot_then_10000_mixed_changes_in_every_format(spark: Any, worker: W
     assert summary.events == 3 * (len(snapshot) + 10_000)
     for topic in (with_schemas, schemaless, cloudevents):
         assert stored_table(spark, output, topic) == expected, topic
-    log = spark.read.parquet(str(output / "changes"))
+    log = change_log(spark, output, (with_schemas, schemaless, cloudevents))
     counts = {r["topic"]: r["count"] for r in log.groupBy("topic").count().collect()}
     assert counts == dict.fromkeys((with_schemas, schemaless, cloudevents), len(snapshot) + 10_000)
     assert log.where(F.col("topic") == with_schemas).select("partition", "offset").distinct().count() == \
@@ -129,38 +132,72 @@ def test_three_incremental_runs_and_a_killed_run_equal_one_full_run(spark: Any, 
     full = tmp_path / "full"
     run(spark, MaterializeOptions(stack.kafka_bootstrap, str(full), topics=(topic,)))
     assert stored_table(spark, incremental, topic) == stored_table(spark, full, topic) == expected
-    assert "late_field" in spark.read.parquet(str(OutputStore(incremental).table(topic))).columns
-    changes = [spark.read.parquet(str(out / "changes")).count() for out in (incremental, full)]
+    assert "late_field" in table_frame(spark, incremental, topic).columns
+    changes = [change_log(spark, out, [topic]).count() for out in (incremental, full)]
     assert changes[0] == changes[1] == len(snapshot) + 3 * 700 + 1  # one row per change event
 
-    # A second run of ``killed`` dies in the middle (after staging began): the previous table stays readable
-    # and the next run completes the work.
-    _kill_mid_run(stack.kafka_bootstrap, killed, topic)
-    assert stored_table(spark, killed, topic) == before_kill
+    # The second run of ``killed`` is killed (SIGKILL of its process group) right after it wrote its batch plan,
+    # the next one right after its change-log commit: the table is always one committed state, and the run after
+    # them applies the batch exactly once.
+    batches = killed / "_batches"
+    _kill_mid_run(stack.kafka_bootstrap, killed, topic, lambda: (batches / "00000002.plan.json").exists())
+    assert stored_table(spark, killed, topic) in (before_kill, expected)
+    second_log_commit = killed / "changes" / topic / "_delta_log" / f"{1:020d}.json"
+    _kill_mid_run(stack.kafka_bootstrap, killed, topic, second_log_commit.exists)
+    assert not (batches / "00000002.done.json").exists()
     summary = run(spark, MaterializeOptions(stack.kafka_bootstrap, str(killed), topics=(topic,)))
     assert summary.batch == 2
     assert stored_table(spark, killed, topic) == expected
-    assert spark.read.parquet(str(killed / "changes")).count() == changes[1]
+    log = change_log(spark, killed, [topic])
+    assert log.count() == log.select("partition", "offset").distinct().count() == changes[1]
 
 
-def _kill_mid_run(bootstrap: str, output: Path, topic: str) -> None:
+def _kill_mid_run(bootstrap: str, output: Path, topic: str, ready: Callable[[], bool]) -> None:
     cmd = [sys.executable, "-m", "spark_jobs.materialize", "--bootstrap-servers", bootstrap, "--topics", topic,
            "--output", str(output), "--master", "local[1]"]
     proc = subprocess.Popen(cmd, cwd=REPO_ROOT, start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
     try:
         deadline = time.monotonic() + 300
-        while not (output / "_work" / "changes").exists():
+        while not ready():
             assert proc.poll() is None, "the run ended before it could be killed"
-            assert time.monotonic() < deadline, "the run never started staging"
-            time.sleep(0.05)
+            assert time.monotonic() < deadline, "the run never reached the point to kill it at"
+            time.sleep(0.02)
         assert proc.poll() is None
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
 
 
-def test_bad_records_go_to_the_rejects_table_and_the_job_goes_on(spark: Any, stack: Any, tmp_path: Path) -> None:
+@pytest.mark.timeout(900)
+def test_delta_tables_on_s3a_follow_the_collection_run_after_run(spark: Any, worker: Worker, stack: Any, mongo: Any,
+                                                                  s3_bucket: str) -> None:
+    db = unique("spark_s3_")
+    items = mongo[db]["items"]
+    rng = random.Random(31)
+    snapshot = [document(rng) for _ in range(100)]
+    items.insert_many(snapshot)
+    live = [doc["_id"] for doc in snapshot]
+    topic = items_connector(worker, stack.mongo_uri, db, unique("s3"))
+    records = len(snapshot)
+    wait_records(stack.kafka_bootstrap, topic, records)
+    output = f"{s3_bucket}/{unique('out')}"
+    for step in range(2):
+        records += mixed_writes(items, 300, seed=40 + step, live=live)
+        if step == 1:  # a field no document had before: the table's schema evolves on S3 too
+            items.update_one({"_id": live[0]}, {"$set": {"late_field": {"deep": [1, 2]}}})
+            records += 1
+        wait_records(stack.kafka_bootstrap, topic, records)
+        summary = run(spark, MaterializeOptions(stack.kafka_bootstrap, output, topics=(topic,)))
+        assert summary.batch == step + 1 and summary.rejects == 0
+        assert stored_table(spark, output, topic) == mongo_documents(items.find())
+    log = change_log(spark, output, [topic])
+    assert log.count() == log.select("offset").distinct().count() == len(snapshot) + 2 * 300 + 1
+
+
+@pytest.mark.parametrize("table_format", ["delta", "parquet"])
+def test_bad_records_go_to_the_rejects_table_and_the_job_goes_on(spark: Any, stack: Any, tmp_path: Path,
+                                                                 table_format: str) -> None:
     topic = unique("bad.")
     good = [r for _, r in json_records([change_event("insert", "db", "c", {"_id": n, "a": n}) for n in range(3)])]
     key = good[0][0]
@@ -170,16 +207,17 @@ def test_bad_records_go_to_the_rejects_table_and_the_job_goes_on(spark: Any, sta
     produce(stack.kafka_bootstrap, topic, [good[0], (key, b"{oops"), (key, b'{"some": "other app"}'),
                                            (key, unknown_op), good[2]])
     output = tmp_path / "out"
-    summary = run(spark, MaterializeOptions(stack.kafka_bootstrap, str(output), topics=(topic,)))
+    summary = run(spark, MaterializeOptions(stack.kafka_bootstrap, str(output), topics=(topic,),
+                                            table_format=table_format))
     assert summary.rejects == 3 and summary.events == 2
-    rejects = {r["offset"]: (r["topic"], r["partition"], r["reason"], r["value"])
-               for r in spark.read.parquet(str(output / "rejects")).collect()}
-    assert rejects == {
+    rejected = {r["offset"]: (r["topic"], r["partition"], r["reason"], r["value"])
+                for r in rejects(spark, output, table_format).collect()}
+    assert rejected == {
         1: (topic, 0, "value is not valid JSON", "{oops"),
         2: (topic, 0, "not a Debezium change event (no op, payload or CloudEvents envelope)", '{"some": "other app"}'),
         3: (topic, 0, "unknown op 'z'", unknown_op.decode()),
     }
-    assert sorted(stored_table(spark, output, topic)) == ["0.0", "2.0"]
+    assert sorted(stored_table(spark, output, topic, table_format)) == ["0.0", "2.0"]
 
 
 def test_missing_topic_and_unreachable_broker_fail_with_one_message(spark: Any, stack: Any, tmp_path: Path,

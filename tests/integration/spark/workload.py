@@ -4,6 +4,7 @@ Kafka helpers the Spark integration tests share."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import random
 import re
 import time
@@ -13,6 +14,7 @@ from typing import Any
 
 from bson import Binary, Decimal128, Int64, ObjectId, Regex, Timestamp
 from kafka import KafkaProducer
+from pyspark.sql import functions as F
 
 from spark_jobs.store import OutputStore
 from tests.integration.support import Worker, create_connector, end_offsets, unique
@@ -119,9 +121,30 @@ def items_connector(worker: Worker, mongo_uri: str, db: str, prefix: str,
     return f"{prefix}.{db}.items"
 
 
-def stored_table(spark: Any, output: Path, topic: str) -> dict[Any, dict[str, Any]]:
+def table_frame(spark: Any, output: Path | str, topic: str, table_format: str = "delta") -> Any:
+    """The committed latest-state table of ``topic`` under ``output``, as Spark reads it."""
+    if table_format == "parquet":
+        return spark.read.parquet(str(OutputStore(Path(output)).table(topic)))
+    return spark.read.format("delta").load(f"{output}/tables/{topic}")
+
+
+def stored_table(spark: Any, output: Path | str, topic: str, table_format: str = "delta") -> dict[Any, dict[str, Any]]:
     """The committed materialized table of ``topic`` under ``output``, as documents by key."""
-    return table_documents(spark.read.parquet(str(OutputStore(output).table(topic))))
+    return table_documents(table_frame(spark, output, topic, table_format))
+
+
+def change_log(spark: Any, output: Path | str, topics: Iterable[str], table_format: str = "delta") -> Any:
+    """The change log of ``topics`` under ``output`` as one DataFrame."""
+    if table_format == "parquet":
+        return spark.read.parquet(str(Path(output) / "changes")).where(F.col("topic").isin(*topics))
+    frames = [spark.read.format("delta").load(f"{output}/changes/{topic}") for topic in topics]
+    return functools.reduce(lambda a, b: a.unionByName(b), frames)
+
+
+def rejects(spark: Any, output: Path | str, table_format: str = "delta") -> Any:
+    if table_format == "parquet":
+        return spark.read.parquet(str(Path(output) / "rejects"))
+    return spark.read.format("delta").load(f"{output}/rejects")
 
 
 def without(docs: dict[Any, dict[str, Any]], fields: Iterable[str]) -> dict[Any, dict[str, Any]]:

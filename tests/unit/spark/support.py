@@ -24,10 +24,11 @@ Record = tuple[bytes | None, bytes | None]
 _clock = itertools.count(1)
 
 
-def spark_session() -> Any:
+def spark_session(jars: list[str] | None = None) -> Any:
     from spark_jobs.session import session
 
-    return session("local[2]", conf={"spark.sql.shuffle.partitions": "2", "spark.driver.memory": "1g"})
+    return session("local[2]", jars=jars,
+                   conf={"spark.sql.shuffle.partitions": "2", "spark.driver.memory": "1g"})
 
 
 def change_event(op: str, db: str, coll: str, doc: Mapping[str, Any] | None = None, key: Any = None,

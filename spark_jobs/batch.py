@@ -1,0 +1,111 @@
+"""What every table format shares in one batch of a run: the options, the decoded change rows of the Kafka
+records read, their counts, the parse schema of a collection's documents, and the summary of the run."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
+
+from spark_jobs import schema as schemas
+from spark_jobs.decode import decode
+from spark_jobs.kafka_source import KafkaRange, read_range
+
+__all__ = ["TABLE_FORMATS", "Batch", "MaterializeOptions", "Summary", "read_batch", "table_schema"]
+
+TABLE_FORMATS = ("delta", "parquet")
+
+
+@dataclass(frozen=True)
+class MaterializeOptions:
+    bootstrap_servers: str
+    output: str
+    topics: tuple[str, ...] = ()
+    pattern: str | None = None
+    fmt: str = "auto"
+    min_partitions: int | None = None
+    kafka_options: dict[str, str] = field(default_factory=dict)
+    table_format: str = "delta"
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What one run did."""
+
+    batch: int
+    records: int
+    events: int
+    tombstones: int
+    rejects: int
+    table_rows: dict[str, int]
+    seconds: float
+
+    def __str__(self) -> str:
+        rows = ", ".join(f"{t}: {n}" for t, n in sorted(self.table_rows.items())) or "none"
+        return (f"batch {self.batch}: {self.records} records read, {self.events} change events, "
+                f"{self.tombstones} tombstones, {self.rejects} rejected; table rows: {rows} "
+                f"({self.seconds:.1f} s)")
+
+    def then(self, later: Summary) -> Summary:
+        """This run's work followed by ``later``'s (a recovered batch, then a new one)."""
+        return Summary(later.batch, self.records + later.records, self.events + later.events,
+                       self.tombstones + later.tombstones, self.rejects + later.rejects,
+                       {**self.table_rows, **later.table_rows}, self.seconds + later.seconds)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The decoded change rows of one batch (persisted until :meth:`release`) and their counts."""
+
+    changes: DataFrame
+    records: int
+    rejects: int
+    tombstones: int
+    topics: tuple[str, ...]
+    started: float
+
+    @property
+    def events(self) -> int:
+        return self.records - self.rejects - self.tombstones
+
+    def release(self) -> None:
+        self.changes.unpersist()
+
+    def summary(self, batch: int, rows: dict[str, int]) -> Summary:
+        return Summary(batch, self.records, self.events, self.tombstones, self.rejects, rows,
+                       time.monotonic() - self.started)
+
+
+def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequence[KafkaRange], fmt: str) -> Batch:
+    """Read and decode the records of ``ranges``; the change rows stay cached for the batch's writes."""
+    started = time.monotonic()
+    records = read_range(spark, options.bootstrap_servers, ranges, options.min_partitions, options.kafka_options)
+    changes = decode(records, fmt).persist(StorageLevel.MEMORY_AND_DISK)
+    counts = changes.agg(
+        F.count(F.lit(1)).alias("records"), F.count_if(F.col("reason").isNotNull()).alias("rejects"),
+        F.count_if(F.col("reason").isNull() & F.col("tombstone")).alias("tombstones")).first()
+    assert counts is not None
+    topics = tuple(sorted({r.topic for r in ranges if r.end > r.start}))
+    return Batch(changes, counts["records"], counts["rejects"], counts["tombstones"], topics, started)
+
+
+def table_schema(spark: SparkSession, documents: DataFrame, latest: DataFrame, stored: str | None,
+                 fmt: str) -> tuple[StructType, StructType | None]:
+    """The parse schema of a collection after this batch (the stored one evolved with the batch's documents:
+    fields only added, types only widened) and the stored one (None for a new table)."""
+    inferred = schemas.infer(spark, documents.select("_norm"))
+    if fmt == "new-document-state":
+        inferred = schemas.without_smt_fields(inferred)
+    connect = [r[0] for r in latest.select("connect_schema").where(F.col("connect_schema").isNotNull())
+               .distinct().collect()]
+    if connect:
+        inferred = schemas.mark_connect_types(inferred, connect)
+    previous = schemas.schema_from_json(stored) if stored else None
+    merged = schemas.merge(previous, inferred) if previous is not None else inferred
+    assert isinstance(merged, StructType)
+    return merged, previous

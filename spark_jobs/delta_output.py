@@ -1,0 +1,253 @@
+"""``--table-format delta`` (the default): Delta Lake tables on any Hadoop path, updated in place, exactly once.
+
+Layout under ``--output`` (``file:``, ``s3a:``, ... or a local path)::
+
+    tables/<topic>/     latest state of each collection: one MERGE INTO per batch, keyed on ``_key``
+    changes/<topic>/    change log of each collection: append-only, partitioned by ``date``
+    rejects/            records that could not be used, with the reason
+    _batches/           the batch log: <n>.plan.json before batch n writes, <n>.done.json after
+
+Exactly once: batch ``n`` first writes its plan (the Kafka offsets ``[start, end)`` it reads, fixed for good),
+then every Delta write of the batch is an idempotent transaction (``txnAppId`` = the output's application id,
+``txnVersion`` = ``n``), committed atomically with the table change by Delta itself, and last the done marker with
+the offsets and parse schemas. A run that finds a plan without its done marker (the run before was killed) reads
+exactly the same records again: Delta skips the writes that were committed, the others are made, so every table
+gets each batch once. Only then does it read what is new.
+
+The latest-state table costs what the changes cost: the MERGE rewrites only the files holding the keys of the
+batch (deletion vectors mark the old rows). When a batch widens the type of an existing column (long + double ->
+double, conflicting types -> string), the table is rewritten once with the wider types, from ``_raw``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from delta.tables import DeltaTable
+from pyspark import StorageLevel
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from spark_jobs import schema as schemas
+from spark_jobs import tables
+from spark_jobs.batch import Batch, MaterializeOptions, Summary, read_batch, table_schema
+from spark_jobs.hadoop_fs import HadoopFolder, qualified
+from spark_jobs.kafka_source import KafkaRange, SparkJobError, offset_ranges
+
+__all__ = ["DeltaOutput", "run"]
+
+log = logging.getLogger(__name__)
+
+KEEP_BATCHES = 20  # plan/done files kept in _batches (older ones are deleted)
+_TXN_APP = "spark.databricks.delta.write.txnAppId"
+_TXN_VERSION = "spark.databricks.delta.write.txnVersion"
+_DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Batch ``batch``: the offsets it reads, fixed before it writes anything."""
+
+    batch: int
+    app: str
+    fmt: str
+    ranges: tuple[KafkaRange, ...]
+
+    def to_json(self) -> str:
+        return json.dumps({"batch": self.batch, "app": self.app, "format": self.fmt,
+                           "ranges": [[r.topic, r.partition, r.start, r.end] for r in self.ranges]}, indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> Plan:
+        data: dict[str, Any] = json.loads(text)
+        return cls(int(data["batch"]), str(data["app"]), str(data["format"]),
+                   tuple(KafkaRange(str(t), int(p), int(s), int(e)) for t, p, s, e in data["ranges"]))
+
+
+@dataclass(frozen=True)
+class Done:
+    """What the committed batches add up to: the next offset per topic partition, the parse schemas."""
+
+    batch: int = 0
+    app: str = ""
+    offsets: dict[str, dict[str, int]] = field(default_factory=dict)
+    schemas: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> str:
+        return json.dumps({"batch": self.batch, "app": self.app, "offsets": self.offsets, "schemas": self.schemas},
+                          indent=1, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> Done:
+        data: dict[str, Any] = json.loads(text)
+        return cls(int(data["batch"]), str(data["app"]), data["offsets"], data["schemas"])
+
+
+class DeltaOutput:
+    """The output folder: its Delta tables and its batch log."""
+
+    def __init__(self, spark: SparkSession, output: str) -> None:
+        self.root = qualified(output)
+        self.log = HadoopFolder(spark, f"{self.root}/_batches")
+
+    def table(self, topic: str) -> str:
+        return f"{self.root}/tables/{topic}"
+
+    def changes(self, topic: str) -> str:
+        return f"{self.root}/changes/{topic}"
+
+    @property
+    def rejects(self) -> str:
+        return f"{self.root}/rejects"
+
+    def state(self) -> tuple[Done, Plan | None]:
+        """The last committed state, and the plan of a batch that began after it but never finished."""
+        names = set(self.log.names())
+        done_numbers = sorted(int(n.split(".")[0]) for n in names if n.endswith(".done.json"))
+        plan_numbers = sorted(int(n.split(".")[0]) for n in names if n.endswith(".plan.json"))
+        done = Done.from_json(self.log.read(f"{done_numbers[-1]:08d}.done.json")) if done_numbers else Done()
+        pending = [n for n in plan_numbers if n > done.batch]
+        plan = Plan.from_json(self.log.read(f"{pending[-1]:08d}.plan.json")) if pending else None
+        return done, plan
+
+    def begin(self, plan: Plan) -> None:
+        self.log.write(f"{plan.batch:08d}.plan.json", plan.to_json())
+
+    def commit(self, done: Done) -> None:
+        self.log.write(f"{done.batch:08d}.done.json", done.to_json())
+        for name in self.log.names():
+            number = name.split(".")[0]
+            if number.isdigit() and int(number) <= done.batch - KEEP_BATCHES:
+                self.log.delete(name)
+
+
+def run(spark: SparkSession, options: MaterializeOptions) -> Summary:
+    """Finish a batch a killed run left, then read and apply what is new."""
+    started = time.monotonic()
+    extensions = spark.conf.get("spark.sql.extensions", "") or ""
+    if _DELTA_EXTENSION not in extensions:
+        raise SparkJobError(f"Delta tables need the Spark session built with spark.sql.extensions="
+                            f"{_DELTA_EXTENSION} (and spark.sql.catalog.spark_catalog="
+                            "org.apache.spark.sql.delta.catalog.DeltaCatalog)")
+    # new tables get deletion vectors: a MERGE then marks the rows it replaces instead of copying their files
+    spark.conf.set("spark.databricks.delta.properties.defaults.enableDeletionVectors", "true")
+    output = DeltaOutput(spark, options.output)
+    done, pending = output.state()
+    summary: Summary | None = None
+    if pending is not None:
+        log.info("batch %s of %s did not finish: applying it again", pending.batch, output.root)
+        summary, done = _apply(spark, options, output, pending, done)
+    ranges = offset_ranges(spark, options.bootstrap_servers, topics=options.topics, pattern=options.pattern,
+                           start=done.offsets)
+    if any(r.end > r.start for r in ranges):
+        plan = Plan(done.batch + 1, done.app or f"spark_jobs.materialize-{uuid.uuid4()}", options.fmt,
+                    tuple(ranges))
+        output.begin(plan)
+        later, done = _apply(spark, options, output, plan, done)
+        summary = later if summary is None else summary.then(later)
+    if summary is None:
+        return Summary(done.batch, 0, 0, 0, 0, {}, time.monotonic() - started)
+    return summary
+
+
+def _apply(spark: SparkSession, options: MaterializeOptions, output: DeltaOutput, plan: Plan,
+           done: Done) -> tuple[Summary, Done]:
+    log.info("batch %s reads %s", plan.batch,
+             ", ".join(f"{r.topic}[{r.partition}] {r.start}..{r.end}" for r in plan.ranges if r.end > r.start))
+    batch = read_batch(spark, options, plan.ranges, plan.fmt)
+    new_schemas, rows = dict(done.schemas), {}
+    try:
+        with _transaction(spark, plan):
+            _append_logs(output, plan, batch)
+            latest = tables.latest_events(batch.changes).persist(StorageLevel.MEMORY_AND_DISK)
+            try:
+                for topic in batch.topics:
+                    new_schemas[topic] = _merge_table(spark, output, plan, topic,
+                                                      latest.where(F.col("topic") == topic),
+                                                      done.schemas.get(topic))
+                    rows[topic] = spark.read.format("delta").load(output.table(topic)).count()
+            finally:
+                latest.unpersist()
+    finally:
+        batch.release()
+    offsets = {topic: dict(partitions) for topic, partitions in done.offsets.items()}
+    for r in plan.ranges:
+        offsets.setdefault(r.topic, {})[str(r.partition)] = r.end
+    committed = Done(plan.batch, plan.app, offsets, new_schemas)
+    output.commit(committed)
+    log.info("batch %s committed to %s", plan.batch, output.root)
+    return batch.summary(plan.batch, rows), committed
+
+
+def _add_columns(spark: SparkSession, path: str, source: Any) -> None:
+    """Evolve the table's schema with the fields the batch adds (an empty append with ``mergeSchema``), outside
+    the batch's transaction id: that one belongs to the MERGE; adding the same fields again changes nothing."""
+    app = spark.conf.get(_TXN_APP, None)
+    version = spark.conf.get(_TXN_VERSION, None)
+    spark.conf.unset(_TXN_APP)
+    spark.conf.unset(_TXN_VERSION)
+    try:
+        source.limit(0).write.format("delta").mode("append").option("mergeSchema", "true").save(path)
+    finally:
+        if app is not None and version is not None:
+            spark.conf.set(_TXN_APP, app)
+            spark.conf.set(_TXN_VERSION, version)
+
+
+@contextmanager
+def _transaction(spark: SparkSession, plan: Plan) -> Iterator[None]:
+    """Every Delta write inside is idempotent for (``plan.app``, ``plan.batch``): one a table already has is
+    skipped by Delta. Set as session confs, which the DataFrame writes and MERGE both honour."""
+    spark.conf.set(_TXN_APP, plan.app)
+    spark.conf.set(_TXN_VERSION, str(plan.batch))
+    try:
+        yield
+    finally:
+        spark.conf.unset(_TXN_APP)
+        spark.conf.unset(_TXN_VERSION)
+
+
+def _append_logs(output: DeltaOutput, plan: Plan, batch: Batch) -> None:
+    if batch.rejects:
+        tables.rejects(batch.changes, plan.batch).write.format("delta").mode("append").save(output.rejects)
+    changes = tables.change_log(batch.changes)
+    for topic in batch.topics:
+        changes.where(F.col("topic") == topic).write.format("delta").mode("append").partitionBy("date") \
+            .save(output.changes(topic))
+
+
+def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str, latest: Any,
+                 stored: str | None) -> str:
+    """Apply the batch to the latest-state table of ``topic``; returns the new parse schema (JSON)."""
+    documents = tables.live_documents(latest)
+    merged, _ = table_schema(spark, documents, latest, stored, plan.fmt)
+    path = output.table(topic)
+    if not DeltaTable.isDeltaTable(spark, path):
+        tables.materialized(documents, merged).write.format("delta").mode("append").save(path)
+        return merged.json()
+    source = tables.merge_rows(latest, merged)
+    current = spark.read.format("delta").load(path)
+    if schemas.only_additions(current.schema, source.schema):
+        if not schemas.only_additions(source.schema, current.schema):
+            _add_columns(spark, path, source)
+            current = spark.read.format("delta").load(path)
+        # same types in the same order: no cast in the MERGE (Delta's evolution cast makes null structs
+        # structs of nulls)
+        conformed = source.select(*(schemas.conform(F.col(f"`{f.name}`"), source.schema[f.name].dataType,
+                                                    f.dataType).alias(f.name) for f in current.schema.fields))
+        (DeltaTable.forPath(spark, path).alias("t").merge(conformed.alias("s"), "t._key = s._key")
+         .whenMatchedDelete("s._op = 'd'").whenMatchedUpdateAll().whenNotMatchedInsertAll("s._op <> 'd'")
+         .execute())
+    else:  # a column's type widened: every kept row is typed again from its Extended JSON
+        log.info("table %s: column types widened, rewriting it", topic)
+        kept = tables.materialized(tables.as_documents(current), merged)
+        table = tables.merge_tables(kept, latest, tables.materialized(documents, merged))
+        table.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(path)
+    return merged.json()
