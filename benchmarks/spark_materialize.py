@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import logging
 import os
 import random
 import shutil
@@ -128,6 +129,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=500_000)
     args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("spark_jobs").setLevel(logging.INFO)  # the job's own step timings
     shutil.rmtree(STATE, ignore_errors=True)
     kafka_port, mongo_port = stack.free_ports(2)
     endpoints = stack.start(STATE, kafka_port=kafka_port, mongo_port=mongo_port, mongo=False)

@@ -12,6 +12,7 @@ Delta (MERGE, the default) and, with ``--parquet``, the Parquet format for compa
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import shutil
 import statistics
@@ -35,6 +36,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3, help="incremental runs on each table")
     parser.add_argument("--parquet", action="store_true", help="measure --table-format parquet as well")
     args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("spark_jobs").setLevel(logging.INFO)  # the job's own step timings
     shutil.rmtree(STATE, ignore_errors=True)
     kafka_port, mongo_port = stack.free_ports(2)
     endpoints = stack.start(STATE, kafka_port=kafka_port, mongo_port=mongo_port, mongo=False)

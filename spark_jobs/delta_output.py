@@ -162,17 +162,22 @@ def _apply(spark: SparkSession, options: MaterializeOptions, output: DeltaOutput
     log.info("batch %s reads %s", plan.batch,
              ", ".join(f"{r.topic}[{r.partition}] {r.start}..{r.end}" for r in plan.ranges if r.end > r.start))
     batch = read_batch(spark, options, plan.ranges, plan.fmt)
+    log.info("batch %s: %s records decoded in %.1f s", plan.batch, batch.records, time.monotonic() - batch.started)
     new_schemas, rows = dict(done.schemas), {}
     try:
         with _transaction(spark, plan):
+            step = time.monotonic()
             _append_logs(output, plan, batch)
+            log.info("batch %s: change logs and rejects appended in %.1f s", plan.batch, time.monotonic() - step)
             latest = tables.latest_events(batch.changes).persist(StorageLevel.MEMORY_AND_DISK)
             try:
                 for topic in batch.topics:
+                    step = time.monotonic()
                     new_schemas[topic] = _merge_table(spark, output, plan, topic,
                                                       latest.where(F.col("topic") == topic),
                                                       done.schemas.get(topic))
                     rows[topic] = spark.read.format("delta").load(output.table(topic)).count()
+                    log.info("batch %s: table %s merged in %.1f s", plan.batch, topic, time.monotonic() - step)
             finally:
                 latest.unpersist()
     finally:
@@ -226,13 +231,22 @@ def _append_logs(output: DeltaOutput, plan: Plan, batch: Batch) -> None:
 def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str, latest: Any,
                  stored: str | None) -> str:
     """Apply the batch to the latest-state table of ``topic``; returns the new parse schema (JSON)."""
-    documents = tables.live_documents(latest)
+    prepared = tables.merge_documents(latest).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        return _merge_prepared(spark, output, plan, topic, latest, prepared, stored)
+    finally:
+        prepared.unpersist()
+
+
+def _merge_prepared(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str, latest: Any, prepared: Any,
+                    stored: str | None) -> str:
+    documents = prepared.where(F.col("op") != "d")
     merged, _ = table_schema(spark, documents, latest, stored, plan.fmt)
     path = output.table(topic)
     if not DeltaTable.isDeltaTable(spark, path):
         tables.materialized(documents, merged).write.format("delta").mode("append").save(path)
         return merged.json()
-    source = tables.merge_rows(latest, merged)
+    source = tables.materialized(prepared, merged)
     current = spark.read.format("delta").load(path)
     if schemas.only_additions(current.schema, source.schema):
         if not schemas.only_additions(source.schema, current.schema):

@@ -60,8 +60,10 @@ _JSON_OPTIONS = {"allowNonNumericNumbers": "true", "mode": "PERMISSIVE"}
 
 
 def normalize(text: Column) -> Column:
-    """Extended JSON with ``$numberLong``/``$numberInt`` wrappers replaced by bare numbers."""
-    return F.regexp_replace(F.regexp_replace(text, _NUMBER_LONG, "$1"), _NUMBER_INT, "$1")
+    """Extended JSON with ``$numberLong``/``$numberInt`` wrappers replaced by bare numbers (the regular expressions
+    only run over the documents that have such a wrapper at all)."""
+    replaced = F.regexp_replace(F.regexp_replace(text, _NUMBER_LONG, "$1"), _NUMBER_INT, "$1")
+    return F.when(F.instr(text, '"$number') > 0, replaced).otherwise(text)
 
 
 def infer(spark: SparkSession, docs: DataFrame) -> StructType:

@@ -18,7 +18,7 @@ from pyspark.sql.types import StructType
 
 from spark_jobs import schema as schemas
 
-__all__ = ["META_COLUMNS", "change_log", "latest_events", "materialized", "merge_rows", "merge_tables", "rejects"]
+__all__ = ["META_COLUMNS", "change_log", "latest_events", "materialized", "merge_documents", "merge_tables", "rejects"]
 
 _PARTITION_STRIDE = 1 << 40
 META_COLUMNS = ("_key", "_op", "_source_ts", "_topic", "_partition", "_offset", "_raw")
@@ -83,14 +83,14 @@ def materialized(documents: DataFrame, parse_schema: StructType) -> DataFrame:
     return parsed.select(*schemas.typed_columns(F.col("_doc"), parse_schema), *meta)
 
 
-def merge_rows(latest: DataFrame, parse_schema: StructType) -> DataFrame:
-    """The source of a ``MERGE INTO`` the latest-state table: one row per key the batch decided, the typed
-    document for a live one, only ``_key`` and ``_op = 'd'`` for a delete or a tombstone."""
+def merge_documents(latest: DataFrame) -> DataFrame:
+    """Latest events in :func:`live_documents`' shape, deletes and tombstones included (``op = 'd'``, no
+    document): after :func:`materialized`, the source of a ``MERGE INTO`` the latest-state table (one row per
+    key the batch decided)."""
     deleted = F.col("tombstone") | (F.col("op") == "d")
-    documents = latest.withColumn("_norm", F.when(~deleted, schemas.normalize(F.col("after")))) \
+    return latest.withColumn("_norm", F.when(~deleted, schemas.normalize(F.col("after")))) \
         .withColumn("after", F.when(~deleted, F.col("after"))) \
         .withColumn("op", F.when(deleted, F.lit("d")).otherwise(F.col("op")))
-    return materialized(documents, parse_schema)
 
 
 def merge_tables(previous: DataFrame, latest: DataFrame, batch_rows: DataFrame) -> DataFrame:

@@ -143,3 +143,32 @@ def test_schema_evolution_widens_and_keeps_fields() -> None:
     assert isinstance(merged, StructType)
     assert [(f.name, f.dataType) for f in merged.fields] == [("a", DoubleType()), ("b", StringType()),
                                                              ("c", LongType())]
+
+
+def test_only_additions_tells_a_merge_evolution_from_a_rewrite() -> None:
+    from pyspark.sql.types import ArrayType, DoubleType, LongType, StringType, StructField, StructType
+
+    def struct(*fields: tuple[str, Any]) -> StructType:
+        return StructType([StructField(name, dtype) for name, dtype in fields])
+
+    table = struct(("a", LongType()), ("s", struct(("x", LongType()))), ("l", ArrayType(struct(("y", LongType())))))
+    added = struct(("a", LongType()), ("b", StringType()), ("s", struct(("w", StringType()), ("x", LongType()))),
+                   ("l", ArrayType(struct(("y", LongType()), ("z", LongType())))))
+    assert schemas.only_additions(table, added) and not schemas.only_additions(added, table)
+    widened = struct(("a", DoubleType()), ("s", struct(("x", LongType()))), ("l", ArrayType(struct(("y", LongType())))))
+    assert not schemas.only_additions(table, widened)
+
+
+def test_conform_reorders_nested_fields_and_keeps_null_structs(spark: Any) -> None:
+    from pyspark.sql import functions as F
+
+    frame = spark.createDataFrame([({"a": 1, "b": 2}, [{"a": 3, "b": 4}]), (None, None)],
+                                  "s struct<a: long, b: long>, l array<struct<a: long, b: long>>")
+    target = spark.createDataFrame([], "s struct<b: long, a: long>, l array<struct<b: long, a: long>>").schema
+    out = frame.select(*(schemas.conform(F.col(f.name), frame.schema[f.name].dataType, f.dataType).alias(f.name)
+                         for f in target.fields))
+    assert out.schema.simpleString() == target.simpleString()
+    rows = out.collect()
+    assert rows[0]["s"].asDict() == {"b": 2, "a": 1} and list(rows[0]["s"]) == [2, 1]
+    assert list(rows[0]["l"][0]) == [4, 3]
+    assert rows[1]["s"] is None and rows[1]["l"] is None
