@@ -11,13 +11,12 @@ from typing import Any
 import pytest
 
 from stack.s3 import S3Server
-from stack.spark import kafka_jars, s3_jars
 from tests.unit.spark.support import spark_session
 
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    session = spark_session(kafka_jars() + s3_jars())
+    session = spark_session()
     yield session
     session.stop()
 
