@@ -12,11 +12,12 @@ import logging
 import threading
 from collections.abc import Mapping
 
-from connect.api.errors import NotFoundError
+from connect.api.errors import ConnectError, NotFoundError
 from connect.distributed.cluster import RequestTargetError
 from connect.distributed.forwarding import forward_fence
 from connect.runtime.herder import Herder
 from connect.runtime.rest_errors import ConflictError
+from connect.storage.config_state import ConnectorTaskId
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,24 @@ class ZombieFencing:
         except RequestTargetError as exc:
             log.debug("[%s] Forwarding zombie fencing request to the leader at %s", name, exc.url)
             forward_fence(exc.url, name, self._herder.config_store.snapshot().session_key)
+
+    def generation(self, name: str) -> int:
+        """The generation of ``name``'s task configs the herder starts tasks from (herder thread)."""
+        return self._herder.reconciler.snapshot.task_config_generations.get(name, 0)
+
+    def verify(self, task_id: ConnectorTaskId, generation: int) -> None:
+        """After an exactly-once task initialized its producer (Connect's ``verifyTaskGenerationAndOwnership``): its
+        task configs are still the latest and the task is still this worker's, else it must not start."""
+        def check() -> None:
+            self._herder.config_store.refresh(self._timeout)
+            latest = self._herder.config_store.snapshot().task_config_generations.get(task_id.connector, 0)
+            if latest != generation:
+                raise ConnectError(f"Cannot start source task {task_id} with exactly-once support as the connector "
+                                   "has already generated a new set of task configs")
+            if not self._herder.membership.owns_task(task_id):
+                raise ConnectError(f"Cannot start source task {task_id} as it has already been revoked from this "
+                                   "worker")
+        self._herder.submit(check).result(self._timeout)
 
     def _plan(self, name: str) -> tuple[int, int, int, Mapping[str, str]] | None:
         herder = self._herder

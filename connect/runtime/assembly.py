@@ -65,6 +65,8 @@ class Runtime:
             fencing = ZombieFencing(self.herder)
             self.herder.fence_zombies = fencing.fence
             worker.fence_zombies = fencing.fence_or_forward
+            worker.task_generation = fencing.generation
+            worker.verify_task = fencing.verify
         self.herder.start()
         return self.herder
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, MutableMapping
 from enum import Enum
 from typing import Any, Protocol
 
+from connect import clients
 from connect.api.errors import ConnectError
 from connect.api.records import SourceRecord
 from connect.runtime.offsets import SubmittedRecord
@@ -77,6 +78,20 @@ def producer_settings(base: Mapping[str, Any], overrides: Mapping[str, str], txn
     if "max.in.flight.requests.per.connection" not in overrides:
         settings["max.in.flight.requests.per.connection"] = 5  # ordered by idempotence, as Java's producer
     return settings
+
+
+def task_producer_settings(bootstrap: str, group_id: str, connector: str, task: int,
+                           overrides: Mapping[str, str]) -> dict[str, Any]:
+    """An exactly-once task's producer settings from the ``producer.*``/``producer.override.*`` ``overrides``:
+    Connect's source-task defaults, ``transactional.id`` ``<group.id>-<connector>-<task>``; librdkafka's only."""
+    overrides = dict(overrides)
+    library = overrides.pop("client.library", "librdkafka").strip().lower()
+    if library != "librdkafka":
+        raise ConnectError(f"producer.client.library={library} cannot be used when exactly-once source support is "
+                           "enabled: transactions run on the librdkafka producer")
+    overrides.pop("process.enable", None)
+    base = clients.source_task_producer_settings(bootstrap, f"connector-producer-{connector}-{task}", overrides)
+    return producer_settings(base, overrides, transactional_id(group_id, connector, task))
 
 
 class TransactionalProducer(SourceProducer, Protocol):
@@ -141,9 +156,11 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
 
     def __init__(self, *args: Any, offsets_topic: str, boundary: TransactionBoundary, interval_ms: int,
                  preflight: Callable[[], None], read_offsets: Callable[[], None],
+                 postflight: Callable[[], None] = lambda: None,
                  mirror: Callable[[Mapping[bytes, bytes | None]], None] | None = None, **kwargs: Any) -> None:
         """``preflight`` runs before the producer is initialized (zombie fencing of the connector's earlier task
-        generation); ``read_offsets`` after, once the transaction a predecessor left open is aborted, reads the
+        generation); ``postflight`` right after it (the task's configs are still the latest and still this worker's);
+        ``read_offsets`` then, once the transaction a predecessor left open is aborted, reads the
         offsets topic to its end (committed records only); ``mirror`` copies committed offsets to the worker's offsets
         topic when the connector has a topic of its own."""
         super().__init__(*args, **kwargs)
@@ -153,6 +170,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self._interval = interval_ms / 1000
         self._preflight = preflight
         self._read_offsets = read_offsets
+        self._postflight = postflight
         self._mirror = mirror
         self._txn_context = WorkerTransactionContext() if boundary is TransactionBoundary.CONNECTOR else None
         self._open = False
@@ -168,6 +186,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             return
         self._txn.init_transactions(self._flush_timeout + 30)  # the coordinator may first abort a zombie's txn
         log.info("%s Initialized the transactional producer", self.id)
+        self._postflight()
         self._read_offsets()
 
     def _context(self) -> _Context:

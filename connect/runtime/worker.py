@@ -76,6 +76,9 @@ class Worker(TaskStatusListener):
         self._offset_store_factory = offset_store_factory
         self.fence_zombies: Callable[[str], None] = lambda _name: None
         """Set by the herder: fences a connector's earlier task generation before an exactly-once task starts."""
+        self.task_generation: Callable[[str], int] = lambda _name: 0
+        self.verify_task: Callable[[ConnectorTaskId, int], None] = lambda _task, _generation: None
+        """Set by the herder: an exactly-once task's config generation, checked again once its producer is ready."""
         self.worker_metrics = WorkerMetrics()
 
     def set_generation(self, generation: Callable[[], int]) -> None:
@@ -246,7 +249,8 @@ class Worker(TaskStatusListener):
                 offsets_topic=own.topic if own is not None else self.config.offset_storage_topic or "",
                 mirror=None if own is None else own.mirror,
                 boundary=boundary, interval_ms=int(interval) if interval else self.config.offset_flush_interval_ms,
-                preflight=functools.partial(self._exactly_once_preflight, task_id),
+                preflight=functools.partial(self.fence_zombies, task_id.connector),
+                postflight=functools.partial(self.verify_task, task_id, self.task_generation(task_id.connector)),
                 read_offsets=functools.partial(self.read_offsets_to_end, store))
         producer = self._producer_factory(self.config.bootstrap_servers, f"connector-producer-{task_id}", overrides)
         return WorkerSourceTask(task_id, task, task_props, converters, producer, store, self, **timing,
@@ -275,17 +279,8 @@ class Worker(TaskStatusListener):
                 own.stop()
 
     def _transactional_settings(self, task_id: ConnectorTaskId, overrides: dict[str, str]) -> dict[str, Any]:
-        """An exactly-once task's producer settings: ``transactional.id`` ``<group.id>-<connector>-<task>``."""
-        overrides = dict(overrides)
-        library = overrides.pop("client.library", "librdkafka").strip().lower()
-        if library != "librdkafka":
-            raise ConnectError(f"producer.client.library={library} cannot be used when exactly-once source support is "
-                               "enabled: transactions run on the librdkafka producer")
-        overrides.pop("process.enable", None)
-        base = clients.source_task_producer_settings(self.config.bootstrap_servers, f"connector-producer-{task_id}",
-                                                     overrides)
-        txn_id = exactly_once.transactional_id(self.config.group_id or "", task_id.connector, task_id.task)
-        return exactly_once.producer_settings(base, overrides, txn_id)
+        return exactly_once.task_producer_settings(self.config.bootstrap_servers, self.config.group_id or "",
+                                                   task_id.connector, task_id.task, overrides)
 
     def _transactional_producer(self, task_id: ConnectorTaskId, overrides: dict[str, str]) -> RdKafkaProducer:
         return RdKafkaProducer(self._transactional_settings(task_id, overrides))
@@ -297,10 +292,6 @@ class Worker(TaskStatusListener):
         settings = self._transactional_settings(ConnectorTaskId(name, 0), overrides)
         ids = [exactly_once.transactional_id(self.config.group_id or "", name, i) for i in range(count)]
         fence_producers(settings, ids, self.config.offset_flush_timeout_ms / 1000 + 60)
-
-    def _exactly_once_preflight(self, task_id: ConnectorTaskId) -> None:
-        """Before an exactly-once task initializes its producer: its connector's earlier generation is fenced."""
-        self.fence_zombies(task_id.connector)
 
     def read_offsets_to_end(self, store: OffsetStore) -> None:
         """Catch up with the offsets topic (an exactly-once task reads committed offsets only)."""

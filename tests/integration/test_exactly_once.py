@@ -287,3 +287,26 @@ def test_a_connector_offsets_topic_of_its_own(support: str, worker_factory: Call
     with source.open("a") as out:
         out.write("line 50\n")
     assert _committed_lines(stack.kafka_bootstrap, topic, 51) == [f"line {i}".encode() for i in range(51)]
+
+
+@pytest.mark.parametrize("boundary", ["poll", "interval"])
+def test_transaction_boundaries(boundary: str, worker_factory: Callable[..., Worker], stack: Any,
+                                tmp_path: Any) -> None:
+    """``poll``: one transaction per batch the task returns (here one line each); ``interval``: one per
+    ``transaction.boundary.interval.ms``, however many batches. Each transaction leaves one commit marker in the
+    topic, so the markers count the transactions."""
+    worker = worker_factory({"exactly.once.source.support": "enabled"})
+    name, topic = unique("boundary-"), unique("boundary-topic-")
+    lines = 200
+    source = tmp_path / "lines.txt"
+    source.write_text("".join(f"line {i}\n" for i in range(lines)))
+    create_connector(worker, name, {"connector.class": "FileStreamSource", "file": str(source), "topic": topic,
+                                    "batch.size": "1", "transaction.boundary": boundary,
+                                    "transaction.boundary.interval.ms": "2000",
+                                    "value.converter": "org.apache.kafka.connect.storage.StringConverter"})
+    assert _committed_lines(stack.kafka_bootstrap, topic, lines) == [f"line {i}".encode() for i in range(lines)]
+    markers = end_offsets(stack.kafka_bootstrap, [topic])[topic] - lines
+    if boundary == "poll":
+        assert markers == lines
+    else:
+        assert 1 <= markers <= lines // 10, f"{markers} transactions for {lines} one-line batches"

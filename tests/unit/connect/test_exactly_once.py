@@ -143,3 +143,35 @@ def test_zombie_fencing_fences_the_previous_generation_once() -> None:
         fenced.clear()
     assert rounds == [(3, []), (3, [("c", 3)]), (1, [("c", 3)]), (1, [])]
     assert "c" not in configs.snapshot().pending_fencing
+
+
+def test_a_task_whose_generation_moved_on_does_not_start() -> None:
+    """Connect's post-producer check: after ``init_transactions`` the task's configs must still be the latest ones
+    and the task still this worker's."""
+    from concurrent.futures import Future
+    from types import SimpleNamespace
+    from typing import cast
+
+    from connect.api.errors import ConnectError
+    from connect.distributed.zombie_fencing import ZombieFencing
+    from connect.storage.config_state import ConnectorTaskId
+    from connect.storage.memory import MemoryConfigStore
+
+    def submit(fn: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        future.set_result(fn())
+        return future
+
+    configs = MemoryConfigStore()
+    owned = {ConnectorTaskId("c", 0)}
+    herder = SimpleNamespace(submit=submit, config_store=configs,
+                             membership=SimpleNamespace(owns_task=lambda task: task in owned))
+    fencing = ZombieFencing(cast(Any, herder), timeout=10)
+    configs.put_connector_config("c", {"connector.class": FILE_SOURCE, "topic": "t"})
+    configs.put_task_configs("c", [{"topic": "t"}])
+    fencing.verify(ConnectorTaskId("c", 0), 0)
+    with pytest.raises(ConnectError, match="has already been revoked from this worker"):
+        fencing.verify(ConnectorTaskId("c", 1), 0)
+    configs.put_task_configs("c", [{"topic": "u"}])
+    with pytest.raises(ConnectError, match="already generated a new set of task configs"):
+        fencing.verify(ConnectorTaskId("c", 0), 0)
