@@ -54,7 +54,7 @@ from connect.api.errors import ConfigError, DataError
 from connect.api.records import Header
 from connect.config.validators import invalid, one_of
 from converters.json import JsonConverter
-from converters.json_writer import dumps_jackson
+from converters.json_writer import dumps_jackson, dumps_members
 
 __all__ = ["CloudEventsConverter", "MetadataSource", "parse_metadata_source"]
 
@@ -132,16 +132,20 @@ def _iso_millis(millis: int) -> str:
     return text
 
 
-Extensions = Callable[..., dict[str, Any]]
-"""Builds the CloudEvent dict with the extension attributes of a source block (given its ``values.get``):
-``(id, source, type, time, op, get, txid, txtotalorder, txdatacollectionorder, data)``."""
+Extensions = Callable[..., tuple[Any, ...]]
+"""The CloudEvent's attribute values with the extension attributes of a source block (given its ``values.get``),
+in the order of the names it is generated with: ``(id, source, type, time, op, get, txid, txtotalorder,
+txdatacollectionorder, data)``."""
+
+_HEAD: Final = ("id", "source", "specversion", "type", "time", "datacontenttype")
+_PLAIN_NAMES: Final = tuple(dumps_jackson(name) + b":" for name in (*_HEAD, "data"))
 
 
-def _extensions_writer(source_schema: Schema) -> Extensions:
-    """A function generated for ``source_schema``: the event's attributes in one dict display, an extension per
-    source field (int64 as text, null as the field's default)."""
+def _extensions_writer(source_schema: Schema) -> tuple[tuple[bytes, ...], Extensions]:
+    """The attribute names (written) and a function generated for ``source_schema`` giving their values: the
+    event's attributes, then an extension per source field (int64 as text, null as the field's default)."""
     names: dict[str, Any] = {}
-    gets, entries = [], []
+    gets, entries, extensions = [], [], []
     for i, f in enumerate(source_schema.fields):
         _extension_schema(f.schema, False)  # refuses types CloudEvents attributes cannot hold
         as_text = f.schema.type is Type.INT64
@@ -149,18 +153,25 @@ def _extensions_writer(source_schema: Schema) -> Extensions:
         names[f"D{i}"] = str(default) if as_text and default is not None else default
         gets.append(f"    v{i} = get({f.name!r})\n")
         written = f"str(v{i})" if as_text else f"v{i}"
-        entries.append(f"        {_extension_name(f.name)!r}: D{i} if v{i} is None else {written},\n")
+        entries.append(f"        D{i} if v{i} is None else {written},\n")
+        extensions.append(_extension_name(f.name))
     lines = ["def build(id_, source, type_, time, op, get, txid, total, collection, data):\n", *gets,
-             "    return {\n",
-             "        'id': id_, 'source': source, 'specversion': '1.0', 'type': type_, 'time': time,\n",
-             "        'datacontenttype': 'application/json', 'iodebeziumop': op,\n",
+             "    return (\n",
+             "        id_, source, '1.0', type_, time, 'application/json', op,\n",
              *entries,
-             "        'iodebeziumtxid': txid, 'iodebeziumtxtotalorder': total,\n",
-             "        'iodebeziumtxdatacollectionorder': collection, 'data': data,\n",
-             "    }\n"]
+             "        txid, total, collection, data,\n",
+             "    )\n"]
     exec(compile("".join(lines), f"<cloudevents extensions {source_schema.name}>", "exec"), names)
     build: Extensions = names["build"]
-    return build
+    attributes = (*_HEAD, "iodebeziumop", *extensions, "iodebeziumtxid", "iodebeziumtxtotalorder",
+                  "iodebeziumtxdatacollectionorder", "data")
+    if len(set(attributes)) != len(attributes):  # a source field named like another attribute: a map's semantics
+        def as_map(*args: Any) -> tuple[Any, ...]:
+            merged = dict(zip(attributes, build(*args), strict=True))
+            return tuple(merged.values())
+
+        return tuple(dumps_jackson(name) + b":" for name in dict.fromkeys(attributes)), as_map
+    return tuple(dumps_jackson(name) + b":" for name in attributes), build
 
 
 def _valid_metadata_source(name: str, value: Any) -> str | None:
@@ -219,7 +230,7 @@ class CloudEventsConverter:
         self._envelope.configure({"schemas.enable": "false"}, False)
         self._data = JsonConverter()
         self._data.configure({}, False)
-        self._extensions: dict[int, tuple[Schema, Extensions]] = {}
+        self._extensions: dict[int, tuple[Schema, tuple[tuple[bytes, ...], Extensions]]] = {}
         self._data_schemas: dict[int, tuple[Schema, Schema, JsonConverter, Any]] = {}
 
     def configure(self, configs: Mapping[str, Any], is_key: bool = False) -> None:
@@ -276,22 +287,22 @@ class CloudEventsConverter:
             f"name:{name};ts:{ts_ms};ord:{src.get('ord')}"
         type_ = self._header_text(by_header, "type") if self._type_from_header else EVENT_TYPE
         time_ = _iso_millis(int(ts_ms)) if ts_ms is not None else None
-        build = self._extension_names(source.schema) if self.extensions else None
+        writer = self._extension_names(source.schema) if self.extensions else None
         data = self._data_json(topic, schema, value)
         if data is None:
             data = b"null"  # (data is JSON text already written: copied as it is)
-        if build is None:
-            return dumps_jackson({"id": id_, "source": f"/debezium/mongodb/{name}", "specversion": "1.0",
-                                  "type": type_, "time": time_, "datacontenttype": "application/json",
-                                  "data": data})
+        if writer is None:
+            return dumps_members(_PLAIN_NAMES, (id_, f"/debezium/mongodb/{name}", "1.0", type_, time_,
+                                                "application/json", data))
         txid = total = collection = None
         if isinstance(transaction, Struct):
             tx = transaction.values
             txid, total, collection = tx.get("id"), tx.get("total_order"), tx.get("data_collection_order")
             total = None if total is None else str(total)
             collection = None if collection is None else str(collection)
-        return dumps_jackson(build(id_, f"/debezium/mongodb/{name}", type_, time_, op, src.get, txid, total,
-                                   collection, data))
+        names, build = writer
+        return dumps_members(names, build(id_, f"/debezium/mongodb/{name}", type_, time_, op, src.get, txid, total,
+                                          collection, data))
 
     def _metadata(self, value: Struct, by_header: Mapping[str, Header]) -> tuple[Any, Any, Any]:
         if self.metadata.global_ == "value":
@@ -306,7 +317,7 @@ class CloudEventsConverter:
             raise DataError(f"Header `{name}` was not provided")
         return str(header.value)
 
-    def _extension_names(self, source_schema: Schema) -> Extensions:
+    def _extension_names(self, source_schema: Schema) -> tuple[tuple[bytes, ...], Extensions]:
         """The extension writer of a source schema (cached per schema)."""
         cached = self._extensions.get(id(source_schema))
         if cached is not None and cached[0] is source_schema:

@@ -48,6 +48,7 @@ __all__ = [
     "Raw",
     "RawText",
     "dumps_jackson",
+    "dumps_members",
     "dumps_reference",
     "encode_schemaless",
     "native_encoder",
@@ -405,6 +406,12 @@ def dumps_jackson(tree: Any) -> bytes:
     """Plain JSON values (dicts, lists, str, int, bool, None, ``bytes`` of JSON text) as Jackson writes them;
     ValueError, TypeError or OverflowError for what only :func:`dumps_reference` writes."""
     return _jackson.dumps(tree)
+
+
+def dumps_members(names: tuple[bytes, ...], values: tuple[Any, ...]) -> bytes:
+    """A JSON object from its members' names already written (``b'"name":'``) and their values, in order (the
+    values as :func:`dumps_jackson` takes them)."""
+    return _jackson.members(names, values)
 
 
 class RawText:

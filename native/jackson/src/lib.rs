@@ -101,9 +101,31 @@ fn dumps<'py>(py: Python<'py>, tree: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
     Ok(PyBytes::new(py, out.as_bytes()))
 }
 
+/// A JSON object from its members' names already written (``b'"name":'``) and their values (written as
+/// :func:`dumps` writes them), in order.
+#[pyfunction]
+fn members<'py>(py: Python<'py>, names: &Bound<'py, PyTuple>, values: &Bound<'py, PyTuple>) -> PyResult<Bound<'py, PyBytes>> {
+    if names.len() != values.len() {
+        return Err(PyValueError::new_err("as many names as values"));
+    }
+    let mut out = String::with_capacity(4096);
+    out.push('{');
+    for (n, (name, value)) in names.iter().zip(values.iter()).enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        let name = name.downcast_into::<PyBytes>().map_err(|_| PyTypeError::new_err("a member name is bytes"))?;
+        out.push_str(std::str::from_utf8(name.as_bytes()).map_err(|_| PyValueError::new_err("a name is UTF-8"))?);
+        write(&mut out, &value, 1)?;
+    }
+    out.push('}');
+    Ok(PyBytes::new(py, out.as_bytes()))
+}
+
 #[pymodule]
 fn _jackson(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dumps, m)?)?;
+    m.add_function(wrap_pyfunction!(members, m)?)?;
     m.add_class::<encoder::Encoder>()?;
     Ok(())
 }

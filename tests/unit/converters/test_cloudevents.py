@@ -108,3 +108,22 @@ def test_bad_config(config: dict[str, str]) -> None:
 def test_not_json_is_refused() -> None:
     with pytest.raises(DataError):
         _converter({}).to_connect_data("t", json.dumps({"a": 1}).encode())
+
+
+def test_source_fields_named_like_other_attributes() -> None:
+    """A source block with fields ``op`` and ``txid``: their extensions replace the attributes of those names in
+    place (a map's semantics, as Debezium's), never written twice."""
+    from connect.api.data import INT64, OPTIONAL_STRING, STRING, Struct, struct_schema
+
+    source_schema = struct_schema([("name", STRING), ("ts_ms", INT64), ("op", OPTIONAL_STRING),
+                                   ("txid", OPTIONAL_STRING)], name="custom.Source")
+    schema = struct_schema([("after", OPTIONAL_STRING), ("source", source_schema), ("op", STRING)],
+                           name="p.d.c.Envelope")
+    value = Struct(schema, {"after": "{}", "op": "c",
+                            "source": Struct(source_schema, {"name": "p", "ts_ms": 5, "op": "x", "txid": "t"})})
+    event = json.loads(_converter({}).from_connect_data("t", schema, value) or b"")
+    assert list(event)[:7] == ["id", "source", "specversion", "type", "time", "datacontenttype", "iodebeziumop"]
+    assert event["iodebeziumop"] == "x" and event["iodebeziumtxid"] is None
+    assert list(event).count("iodebeziumop") == 1
+    text = (_converter({}).from_connect_data("t", schema, value) or b"").decode()
+    assert text.count('"iodebeziumop"') == 1 and text.count('"iodebeziumtxid"') == 1
