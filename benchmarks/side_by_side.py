@@ -6,9 +6,11 @@ Each round stops the connector (``PUT /connectors/{c}/stop``), inserts the round
 times the drain from the resume to the last record acknowledged in Kafka; the worker process stays up, so the
 JVM warms up over the rounds and the first ``--warm-up`` rounds are left out of the medians. Also: CPU seconds
 of the worker's process tree per event, its peak resident memory, and the time from process start to the
-connector's task RUNNING. Prints a table of ratios and appends it to ``benchmarks/results.md``.
+connector's task RUNNING. Then the latency at a steady write rate (:mod:`benchmarks.side_by_side_latency`), the
+systems again taking turns. Prints a table of ratios and appends it to ``benchmarks/results.md``.
 
     python -m benchmarks.side_by_side [--docs 20000] [--rounds 6] [--warm-up 2] [--ours-only]
+                                      [--latency-rate 1000] [--latency-seconds 20] [--latency-rounds 2]
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from kafka import KafkaConsumer
 
 import stack
 from benchmarks import report
+from benchmarks import side_by_side_latency as latency
 from benchmarks.backlog_drain import document, end_offset, memory_kib, tree_cpu_seconds
 from compat.debezium.harness import DebeziumConnect
 from stack import procs
@@ -69,6 +72,7 @@ class Contender:
     startup_s: float = 0.0
     drained: int = 0
     rounds: list[dict[str, float]] = field(default_factory=list)
+    latency: list[dict[str, float]] = field(default_factory=list)
 
     @property
     def topic(self) -> str:
@@ -114,9 +118,10 @@ def contender(name: str, java: bool) -> Iterator[Contender]:
     entry = Contender(name, endpoints, worker, http, mongo, consumer)
     try:
         mongo.bench.docs.insert_one({"_id": -1, "warmup": True})
+        latency.create_topic(endpoints.kafka_bootstrap, f"{CONNECTOR}.bench.{latency.COLLECTION}")
         config = {"connector.class": "io.debezium.connector.mongodb.MongoDbConnector", "tasks.max": "1",
                   "mongodb.connection.string": endpoints.mongo_uri, "topic.prefix": CONNECTOR,
-                  "collection.include.list": "bench.docs"}
+                  "collection.include.list": f"bench\\.(docs|{latency.COLLECTION})"}
         http.put(f"/connectors/{CONNECTOR}/config", json=config).raise_for_status()
         _wait(lambda: _task_state(http) == "RUNNING", 180, f"{name}: connector running")
         entry.startup_s = time.monotonic() - started
@@ -193,6 +198,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--warm-up", type=int, default=2, help="first rounds left out of the medians")
     parser.add_argument("--ours-only", action="store_true", help="no Debezium (a quick check of ours)")
+    parser.add_argument("--latency-rate", type=int, default=1000, help="writes/s of the latency phase")
+    parser.add_argument("--latency-seconds", type=float, default=20)
+    parser.add_argument("--latency-rounds", type=int, default=2)
     args = parser.parse_args()
     procs.java()  # fail early without Java
     with contextlib.ExitStack() as stacks:
@@ -203,6 +211,15 @@ def main() -> None:
             order = contenders if number % 2 == 0 else list(reversed(contenders))
             for entry in order:
                 drain_round(entry, number, args.docs)
+        for number in range(args.latency_rounds):
+            order = contenders if number % 2 == 0 else list(reversed(contenders))
+            for entry in order:
+                result = latency.latency_round(entry.mongo, entry.endpoints.kafka_bootstrap,
+                                               f"{CONNECTOR}.bench.{latency.COLLECTION}", 10_000_000 * (number + 1),
+                                               args.latency_rate, args.latency_seconds)
+                print(f"latency round {number + 1} {entry.name}: p50 {result['p50_ms']:.0f} ms, "
+                      f"p99 {result['p99_ms']:.0f} ms", flush=True)
+                entry.latency.append(result)
         floor = stream_floor(contenders[0], args.docs)
         load = Path("/proc/loadavg").read_text().split()[0]
         lines = [report.heading("side_by_side"), "",
@@ -219,6 +236,11 @@ def main() -> None:
             ratio = (f"{_median(contenders[0], key, args.warm_up) / _median(contenders[1], key, args.warm_up):.2f}x"
                      if len(contenders) > 1 else "-")
             lines.append(f"| {label} | " + " | ".join(cells) + f" | {ratio} |")
+        for key, label in (("p50_ms", "p50 latency"), ("p99_ms", "p99 latency")):
+            values = [statistics.median(r[key] for r in e.latency) for e in contenders]
+            ratio = f"{values[0] / values[1]:.2f}x" if len(values) > 1 and values[1] else "-"
+            lines.append(f"| {label} at {args.latency_rate:,} writes/s, ms (median of {args.latency_rounds} rounds) | "
+                         + " | ".join(f"{v:,.0f}" for v in values) + f" | {ratio} |")
         starts = [f"{e.startup_s:.1f}" for e in contenders]
         ratio = f"{contenders[0].startup_s / contenders[1].startup_s:.2f}x" if len(contenders) > 1 else "-"
         lines.append("| process start to task RUNNING, s | " + " | ".join(starts) + f" | {ratio} |")
