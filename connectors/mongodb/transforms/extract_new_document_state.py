@@ -154,7 +154,7 @@ class ExtractNewDocumentState(Transformation):
         if deleted and self.mode in ("tombstone", "delete-to-tombstone"):
             return new_record(record, key_schema=key_out_schema, key=new_key, value_schema=None, value=None,
                               headers=headers)
-        name = value_schema.name[: -len(".Envelope")] if value_schema.name else None
+        name = value_schema.name[:-9] if value_schema.name else None  # without ".Envelope"
         extra: list[tuple[str, Schema, Any]] = []
         if self._rewrite:
             extra.append(("__deleted", OPTIONAL_BOOLEAN, deleted))
