@@ -21,7 +21,8 @@ from typing import Any
 
 import stack
 from compat.debezium import harness
-from compat.rest_side_by_side import connect_version, http, libs_dir
+from compat.java_connect import connect_version, libs_dir
+from compat.rest_side_by_side import http
 from stack import procs
 from stack.worker import distributed_properties
 

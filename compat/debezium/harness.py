@@ -25,7 +25,7 @@ from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Rege
 
 import stack
 from compat.debezium import releases
-from compat.rest_side_by_side import JavaConnect
+from compat.java_connect import JavaConnect
 from stack.worker import distributed_properties
 
 CONNECTOR_CLASS = "io.debezium.connector.mongodb.MongoDbConnector"

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from compat.rest_side_by_side import JavaConnect
+from compat.java_connect import JavaConnect
 from stack import free_port
 from stack.worker import ConnectWorker, distributed_properties
 from tests.integration.support import Worker, create_connector, read_topic, unique
