@@ -23,6 +23,7 @@ import confluent_kafka
 
 from connect.api.errors import ConnectError, RetriableError
 from connect.kafka_clients.librdkafka import security_config
+from connect.runtime import log_setup
 
 log = logging.getLogger(__name__)
 
@@ -172,12 +173,15 @@ class RdKafkaProducer:
         except confluent_kafka.KafkaException as exc:
             raise ConnectError(f"Invalid producer settings: {exc}") from exc
         self._closed = threading.Event()
+        self._log_context = log_setup.context()  # the task's [name|task-0], for librdkafka's lines
         # acknowledgements are served on a thread of their own, as kafka-python's sender thread does: a task that
         # polls nothing new still sees its records acknowledged and its offsets committed
         self._poller = threading.Thread(target=self._serve_acks, name=f"{self._client_id}-acks", daemon=True)
         self._poller.start()
 
     def _serve_acks(self) -> None:
+        if self._log_context is not None:
+            log_setup.set_context(*self._log_context)
         while not self._closed.is_set():
             try:
                 self._producer.poll(0.1)

@@ -204,6 +204,7 @@ class Worker(TaskStatusListener):
                    connector_props: Mapping[str, str]) -> bool:
         """Build and start a source task; False (and status FAILED) when it cannot be built."""
         self.remember_version(task_id.connector, connector_props)
+        log_setup.set_context(task_id.connector, task_id.task)  # the task's producer threads inherit it
         try:
             runner = self._build_task(task_id, task_props, connector_props)
         except Exception as exc:
@@ -211,6 +212,8 @@ class Worker(TaskStatusListener):
             self.worker_metrics.task_startups.record(False)
             self.on_failure(task_id, "".join(traceback.format_exception(exc)))
             return False
+        finally:
+            log_setup.set_context(None)
         self.worker_metrics.task_startups.record(True)
         self.tasks[task_id] = runner
         runner.start()

@@ -80,6 +80,7 @@ def test_default_format_levels_and_task_context(stack: Any, mongo: Any, tmp_path
     assert " WARNING " not in text and " CRITICAL " not in text
     rdkafka = [line for line in lines if "(connect.runtime.rdkafka_producer)" in line]
     assert rdkafka, "no librdkafka line"  # librdkafka's own lines, in the same format (checked above)
+    assert all(re.search(r"\] \w+ \[dead-\w+\|task-0\] ", line) for line in rdkafka), rdkafka[:3]
     task_lines = [line for line in lines if line.endswith(f"[task-{name}-0]")]
     assert task_lines and all(f"[{name}|task-0]" in line for line in task_lines), task_lines[:5]
     assert levels["root"]["level"] == "INFO"
