@@ -240,7 +240,13 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     parser.add_argument("--user", help="basic-auth user (password from --password-file or CONNECT_REST_PASSWORD)")
     parser.add_argument("--password-file", help="a file holding the basic-auth password")
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stdout)
+    from connect.runtime import log_setup  # the worker's log format (and CONNECT_LOG_FORMAT=json) for the hook too
+
+    try:
+        log_setup.configure({})
+    except ValueError as exc:
+        print(f"Invalid logging setting: {exc}", file=sys.stderr)
+        return 1
     try:
         specs = [load_spec(path) for path in connector_files(args.paths)]
         _check_unique(specs)

@@ -40,6 +40,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
 }
 
 _context = threading.local()
+_HANDLER_NAME = "pyconnect"
 
 
 def set_context(connector: str | None, task: int | None = None) -> None:
@@ -152,8 +153,9 @@ def configure(props: Mapping[str, str] | None = None, env: Mapping[str, str] | N
     handler = logging.StreamHandler(sys.stdout)
     handler.setFormatter(JsonFormatter() if json_format == "json" else Log4jFormatter())
     handler.addFilter(_ContextFilter())
+    handler.set_name(_HANDLER_NAME)
     root = logging.getLogger()
-    for old in list(root.handlers):
+    for old in [h for h in root.handlers if h.get_name() == _HANDLER_NAME]:  # ours from an earlier call only
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(loggers.LEVELS[root_level])
