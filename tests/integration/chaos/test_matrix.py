@@ -9,9 +9,11 @@ from __future__ import annotations
 import os
 import signal
 import time
+from typing import Any
 
 import pytest
 
+from connectors.mongodb.snapshot.progress import SnapshotProgress
 from stack.chaos import ChaosStack
 from tests.integration.chaos.conftest import Cell, fault_window, leader_url
 from tests.integration.support import end_offsets, wait_stored_offset
@@ -146,15 +148,24 @@ def _preload(cell: Cell, count: int = 20_000) -> None:
     cell.expected_extra = [f"r{1_000_000 + i}" for i in range(count)]
 
 
+def _emitted_some(offset: dict[str, Any], ns: str) -> bool:
+    """Whether ``offset`` records part of the snapshot of ``ns`` as emitted (an offset with no range begun yet
+    makes a restarted snapshot start over from a new position)."""
+    progress = SnapshotProgress.decode(offset.get("snapshot_progress"))
+    return progress.completed(ns) or any(r.done or r.after is not None for r in progress.ranges(ns) or [])
+
+
 @full
 def test_worker_sigkill_during_snapshot(cell: Cell) -> None:
-    """20,000 documents to snapshot while the writer writes; killed once an offset with the snapshot's progress
-    is stored: the snapshot resumes from it, every document is in a snapshot record and every write streamed."""
+    """20,000 documents to snapshot while the writer writes; killed once an offset with part of the snapshot
+    emitted is stored: the snapshot resumes from it and from its first position, every document is in a
+    snapshot record and every write streamed."""
     _preload(cell)
     cell.start(writer=False)
     cell.writer.start()
     wait_stored_offset(cell.services.observer_bootstrap, f"{cell.group}-offsets", cell.connector,
-                       lambda offset: "snapshot_progress" in offset, "with snapshot progress", timeout=120)
+                       lambda offset: _emitted_some(offset, f"{cell.db}.{cell.coll}"), "with snapshot progress",
+                       timeout=120)
     cell.worker.process.kill()
     cell.worker.process.start()
     cell.finish(time.monotonic())
