@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv services stop demo test test-unit lint typecheck pytest chaos bench bench-compare clean
+.PHONY: venv services stop demo test test-unit lint typecheck pytest chaos soak bench bench-compare clean
 
 # The install also builds native/ (cargo: the MongoDB connector's Extended JSON writer, JsonConverter's writer):
 # its sources are prerequisites so that an edited crate is rebuilt before the tests run.
@@ -48,7 +48,11 @@ test-unit: venv
 # the whole fault matrix through Toxiproxy (about 20 minutes): writes benchmarks/chaos-results.md, keeps the logs in
 # .stack/chaos/. `make test` runs one cell per fault kind.
 chaos: venv
-	CHAOS_MATRIX=full $(VENV)/bin/pytest tests/integration/chaos -q -s --basetemp=.stack/chaos
+	mkdir -p .stack && CHAOS_MATRIX=full $(VENV)/bin/pytest tests/integration/chaos -q -s --basetemp=.stack/chaos
+
+# 10 connectors on one worker for 30 minutes (3 in `make test`): writes benchmarks/soak-results.md
+soak: venv
+	SOAK_SECONDS=1800 $(VENV)/bin/pytest tests/integration/test_soak.py -q -s
 
 bench: venv
 	$(PY) -m benchmarks.backlog_drain
