@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     return harness.record_main(rest, __doc__, golden_path(known.release, known.scenario),
                                lambda out: record(out, known.release, known.scenario), "records",
                                minimum=MINIMUM_RECORDS if known.scenario == "streaming"
-                               else len(snapshot_scenario.DOCS) + snapshot_scenario.CHANGES)
+                               else snapshot_scenario.RECORDS)
 
 
 if __name__ == "__main__":

@@ -259,6 +259,25 @@ def normalise(topic: str, key: bytes | None, value: bytes | None, partition: int
             "raw_key": raw_text(key), "raw_value": raw_text(value), "headers": raw_headers(headers)}
 
 
+def first_record(bootstrap: str, topic: str, timeout: float = 120.0) -> dict[str, Any]:
+    """The first record of ``topic`` (e.g. a heartbeat: how many there are depends on timing), normalised."""
+    import time
+
+    from kafka import KafkaConsumer
+
+    consumer = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+                             auto_offset_reset="earliest", metadata_max_age_ms=1000)
+    try:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for batch in consumer.poll(timeout_ms=500, max_records=1).values():
+                r = batch[0]
+                return normalise(r.topic, r.key, r.value, r.partition, r.headers)
+        raise TimeoutError(f"no record in {topic} within {timeout:.0f} s")
+    finally:
+        consumer.close()
+
+
 def read_records(bootstrap: str, prefix: str, minimum: int, timeout: float = 120.0, quiet: float = 8.0
                  ) -> list[dict[str, Any]]:
     """Every record of the topics named ``<prefix>.*``, normalised, in topic then offset order: waits for at least

@@ -1,6 +1,7 @@
 """The second golden scenario: an initial snapshot (``r`` records with ``source.snapshot`` ``first``/``true``/
 ``last``, every BSON type and key type in ``after``), then streaming with pre-images
-(``change_streams_update_full_with_pre_image``: ``before`` filled on updates, replaces and deletes).
+(``change_streams_update_full_with_pre_image``: ``before`` filled on updates, replaces and deletes), and heartbeats
+(the first heartbeat record, bytes and all, is the scenario's last record: how many follow depends on timing).
 
     python -m compat.debezium.golden --scenario snapshot --release 3.6.3.Final
 
@@ -24,9 +25,11 @@ DOCS: list[dict[str, Any]] = [
     *({"_id": key, "kind": "key", "n": Int64(index)} for index, key in enumerate(harness.KEY_IDS)),
     {"_id": 100, "items": [1, 2, 3], "name": "hundred", "drop": "me"},
     {"_id": 101, "when": datetime.datetime(1969, 7, 20, 20, 17, 40, tzinfo=datetime.UTC), "empty": {}},
+    {"_id": 102, "doomed": True},
 ]
 """The documents of the snapshot, in ``_id`` order of insertion (one collection per kind keeps the order simple)."""
 CHANGES = 4  # records the changes below produce: update, replace, delete (+ its tombstone)
+RECORDS = len(DOCS) + CHANGES + 1  # and the first heartbeat
 
 
 def load(client: Any) -> None:
@@ -43,16 +46,17 @@ def config(mongo_uri: str, prefix: str) -> dict[str, str]:
     return {
         "connector.class": harness.CONNECTOR_CLASS, "mongodb.connection.string": mongo_uri, "topic.prefix": prefix,
         "database.include.list": DB, "snapshot.mode": "initial", "tasks.max": "1",
-        "capture.mode": "change_streams_update_full_with_pre_image",
+        "capture.mode": "change_streams_update_full_with_pre_image", "heartbeat.interval.ms": "500",
     }
 
 
 def change(client: Any) -> None:
-    """After the snapshot: an update ($set and $unset), a replace and a delete, each with its pre-image."""
+    """After the snapshot: an update ($set and $unset), a replace and a delete, each with its pre-image (each on
+    its own document: the update's looked-up ``after`` must not depend on how soon the connector reads it)."""
     types = client[DB]["types"]
     types.update_one({"_id": 100}, {"$set": {"name": "HUNDRED", "extra": 1.5e300}, "$unset": {"drop": ""}})
     types.replace_one({"_id": 101}, {"replaced": True})
-    types.delete_one({"_id": 100})
+    types.delete_one({"_id": 102})
 
 
 def capture(client: Any, bootstrap: str, prefix: str, create: Callable[[dict[str, str]], None],
@@ -62,4 +66,5 @@ def capture(client: Any, bootstrap: str, prefix: str, create: Callable[[dict[str
     create(config(mongo_uri, prefix))
     harness.read_records(bootstrap, prefix, len(DOCS), quiet=3)
     change(client)
-    return harness.read_records(bootstrap, prefix, len(DOCS) + CHANGES, quiet=5)
+    records = harness.read_records(bootstrap, prefix, len(DOCS) + CHANGES, quiet=5)
+    return [*records, harness.first_record(bootstrap, f"__debezium-heartbeat.{prefix}")]
