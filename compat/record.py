@@ -53,6 +53,8 @@ RECORDERS: tuple[Recorder, ...] = (
     Recorder("doubles", "tests/unit/mongodb/golden/driver_doubles.tsv", _module_main("compat.debezium.doubles")),
     Recorder("extjson", "tests/unit/mongodb/data/extjson_golden.jsonl",
              _module_main("compat.debezium.extjson_golden")),
+    Recorder("validate-transforms", "tests/unit/connect/data/validate_transforms_java.json",
+             _module_main("compat.validate_transforms")),
     Recorder("java-classes", "tests/unit/converters/json_roundtrip_golden.json, "
                              "tests/unit/transforms/smt_golden.json, tests/unit/converters/cloudevents_golden.json",
              _module_main("tests.tooling.java_golden.record")),
@@ -61,7 +63,6 @@ WITHOUT_RECORDER = (
     "tests/unit/converters/java_golden.json",
     "tests/unit/mongodb/data/debezium_records_golden.jsonl",
     "tests/unit/mongodb/data/debezium_incremental_offsets.jsonl",
-    "tests/unit/connect/data/validate_transforms_java.json",
 )
 
 

@@ -2,8 +2,9 @@
 
 ``data/validate_transforms_java.json`` holds ``PUT /connector-plugins/FileStreamSourceConnector/config/validate``
 requests with transforms (Connect's SMTs, Debezium's ExtractNewDocumentState), predicates and converters, and
-Kafka Connect 4.3.1's replies (jars from Maven Central, Debezium 3.6.1.Final's jars on its class path; recorded
-with the ``compat`` machinery, documentation texts dropped), plus its ``GET /connector-plugins?connectorsOnly=false``.
+Kafka Connect 4.3.1's replies (jars from Maven Central, Debezium 3.6.1.Final's jars on its class path; recorded by
+``python -m compat.validate_transforms``, documentation texts dropped), plus its ``GET
+/connector-plugins?connectorsOnly=false``.
 """
 
 from __future__ import annotations
