@@ -23,6 +23,7 @@ from typing import Any
 from connect.api.data import STRING, Schema, Struct
 from connect.api.records import Header, SourceRecord
 from connectors.mongodb import extjson, json_writer
+from connectors.mongodb.fields import FieldSelector
 from connectors.mongodb.naming import TopicNaming
 from connectors.mongodb.position import Position, session_txn
 from connectors.mongodb.releases import NEWEST, DebeziumRelease
@@ -64,7 +65,11 @@ class ChangeEventConverter:
         clock_ms: Callable[[], int] | None = None,
         partition: Mapping[str, str] | None = None,
         naming: TopicNaming | None = None,
+        fields: FieldSelector | None = None,
     ) -> None:
+        """``fields``: ``field.exclude.list``/``field.renames``, applied here to snapshot reads (a streamed event
+        arrives with them applied)."""
+        self._fields = fields if fields is not None and fields.active else None
         self._prefix = topic_prefix
         self._naming = naming if naming is not None else TopicNaming(topic_prefix, delimiter=topic_delimiter)
         self._schemas: dict[tuple[str, str], tuple[str, Schema, Schema]] = {}
@@ -127,7 +132,8 @@ class ChangeEventConverter:
             "snapshot": marker, "db": db, "ts_us": now * 1000, "ts_ns": now * 1_000_000, "collection": coll,
             "ord": -1,
         })
-        after = json_writer.strict(doc, self._plus)
+        selected = self._fields.for_collection(db, coll) if self._fields is not None else None
+        after = json_writer.strict(doc if selected is None else selected.image(doc), self._plus)
         value = _struct(v_schema, {"after": after, "source": source, "op": "r", "ts_ms": now})
         key = _struct(k_schema, {"id": json_writer.relaxed_id(doc, self._plus)})
         return SourceRecord(self._partition, dict(offset), topic, None, k_schema, key, v_schema, value, None,

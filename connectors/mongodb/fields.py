@@ -47,6 +47,10 @@ class CollectionFields:
         """``doc`` with the rules applied (a new document; ``doc`` is unchanged)."""
         return _apply_document(doc, self._root)
 
+    def image(self, doc: Mapping[str, Any]) -> dict[str, Any]:
+        """A document image, raw or decoded (a snapshot's read), with the rules applied."""
+        return self.document(plain(doc))
+
     def event(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """A change event with the rules applied to its images and update description."""
         out = dict(event)
@@ -111,23 +115,27 @@ def _apply_value(value: Any, node: _Node) -> Any:
 
 
 def _apply_document(doc: Mapping[str, Any], node: _Node) -> dict[str, Any]:
+    """The document with the node's rules applied; a renamed field moves to the end of its document, as
+    Debezium's renamer removes it and appends it under the new name."""
     out: dict[str, Any] = {}
-    renamed_to: set[str] = set()
+    renamed: list[tuple[str, Any]] = []
     for name, value in doc.items():
         child = node.children.get(name)
         if child is None:
-            if name in renamed_to:
-                raise DataError(f"Document already contains field : {name}")
             out[name] = value
             continue
         if child.exclude:
             continue
         new_value = _apply_value(value, child) if child.children else value
-        new_name = child.rename or name
         if child.rename is not None:
-            if new_name in out or (new_name in doc and new_name not in node.children):
-                raise DataError(f"Document already contains field : {new_name}")
-            renamed_to.add(new_name)
+            if child.rename in doc and child.rename not in node.children:
+                raise DataError(f"Document already contains field : {child.rename}")
+            renamed.append((child.rename, new_value))
+        else:
+            out[name] = new_value
+    for new_name, new_value in renamed:
+        if new_name in out:
+            raise DataError(f"Document already contains field : {new_name}")
         out[new_name] = new_value
     return out
 

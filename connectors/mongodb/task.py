@@ -28,6 +28,7 @@ from connectors.mongodb import connection, sharding, snapshot
 from connectors.mongodb.config import MongoDbConfig, SnapshotMode
 from connectors.mongodb.connection import Backoff, Fault, auth_message, classify, fatal_message, lost_position_message
 from connectors.mongodb.event_converter import ChangeEventConverter
+from connectors.mongodb.fields import FieldSelector
 from connectors.mongodb.position import Position
 from connectors.mongodb.snapshot.runner import SnapshotRunner
 from connectors.mongodb.streaming.capture import StreamCapture, rs_label
@@ -110,7 +111,8 @@ class MongoDbConnectorTask(SourceTask):
         events = ChangeEventConverter(
             topic_prefix=config.topic_prefix, release=config.release, tombstones_on_delete=config.tombstones_on_delete,
             extended_headers=config.extended_headers, task_id=self.task_id, run_id=run_id,
-            partition=partition, naming=config.topic_naming)
+            partition=partition, naming=config.topic_naming,
+            fields=FieldSelector(config.capture.field_excludes, config.capture.field_renames))
         label = f"{self.name}-task-{self.task_id}" + (f"-{rs}" if rs else "")
         stream = StreamCapture(config=config, client=client, events=events, partition=partition,
                                metrics=self._metrics, label=label)
