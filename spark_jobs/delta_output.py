@@ -49,6 +49,7 @@ KEEP_BATCHES = 20  # plan/done files kept in _batches (older ones are deleted)
 _TXN_APP = "spark.databricks.delta.write.txnAppId"
 _TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 _DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+_SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
 
 
 @dataclass(frozen=True)
@@ -138,6 +139,8 @@ def run(spark: SparkSession, options: MaterializeOptions) -> Summary:
                             "org.apache.spark.sql.delta.catalog.DeltaCatalog)")
     # new tables get deletion vectors: a MERGE then marks the rows it replaces instead of copying their files
     spark.conf.set("spark.databricks.delta.properties.defaults.enableDeletionVectors", "true")
+    if spark.conf.get(_SNAPSHOT_PARTITIONS, None) is None:  # Delta's default, 50 tasks per log replay, is for clusters
+        spark.conf.set(_SNAPSHOT_PARTITIONS, str(max(2, spark.sparkContext.defaultParallelism)))
     output = DeltaOutput(spark, options.output)
     done, pending = output.state()
     summary: Summary | None = None
