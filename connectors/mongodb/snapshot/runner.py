@@ -116,10 +116,15 @@ class SnapshotRunner:
                 position = Position(-1 if interrupted.sec is None else interrupted.sec,
                                     -1 if interrupted.ord is None else interrupted.ord,
                                     interrupted.resume_token).to_offset()
-                log.info("[%s] Resuming the interrupted snapshot%s", self._tag, rs_label(stream))
             except ValueError as exc:
                 log.warning("[%s] Snapshot starts over: %s", self._tag, exc)
                 progress = SnapshotProgress()
+            else:
+                if progress.started:
+                    log.info("[%s] Resuming the interrupted snapshot%s", self._tag, rs_label(stream))
+                else:
+                    log.info("[%s] The interrupted snapshot%s stored no progress: it starts over from the current "
+                             "position", self._tag, rs_label(stream))
         if not progress.started:
             position = snapshot.start_position(stream.client, watch_target(stream.client, self._config))
         stream.resume_token, stream.start_at = Position.from_offset(position).resume_token_document(), None
