@@ -45,14 +45,24 @@ MONGO_TIMEOUTS = {
 }
 
 
+#: how many cells of the whole matrix this session runs (the table is recorded only when it runs them all)
+_SELECTED: list[int] = [0, 0]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Without ``CHAOS_MATRIX=full`` the cells marked ``chaos_full`` are left out (deselected, not skipped)."""
+    here = Path(__file__).parent
+    _SELECTED[:] = [sum(1 for item in items if here in item.path.parents), _matrix_size(here)]
     if FULL:
         return
     dropped = [item for item in items if item.get_closest_marker("chaos_full")]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = [item for item in items if not item.get_closest_marker("chaos_full")]
+
+
+def _matrix_size(here: Path) -> int:
+    return sum(line.startswith("def test_") for line in (here / "test_matrix.py").read_text().splitlines())
 
 
 @pytest.fixture(scope="package")
@@ -71,7 +81,8 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[CellResul
     if not collected:
         return
     table = render(collected)
-    target = RESULTS_FILE if FULL else tmp_path_factory.getbasetemp() / "chaos-results.md"
+    whole = FULL and _SELECTED[0] == _SELECTED[1] == len(collected)
+    target = RESULTS_FILE if whole else tmp_path_factory.getbasetemp() / "chaos-results.md"
     target.write_text(table, encoding="utf-8")
     print(f"\nchaos results ({target}):\n{table}")
 
