@@ -73,11 +73,17 @@ class ToxiproxyServer(Service):
     def address(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def config_path(self) -> Path:
+        return self.state_dir / "toxiproxy" / "proxies.json"
+
     def prepare(self) -> None:
         ensure_binary()
+        procs.write_atomic(self.config_path, "[]\n")  # no proxy at start; they are made through the API
 
     def command(self) -> list[str]:
-        return [str(binary()), "-host", "127.0.0.1", "-port", str(self.port)]
+        # the config file's path puts the state dir on the command line, which Service checks before stopping a pid
+        return [str(binary()), "-host", "127.0.0.1", "-port", str(self.port), "-config", str(self.config_path)]
 
     def is_ready(self) -> bool:
         try:
