@@ -28,28 +28,10 @@ def _self_signed(tmp_path: Path) -> Path:
 
 
 def test_https_and_basic_auth(stack: Any, tmp_path: Path) -> None:
-    port = stack_mod.free_port()
-    group = unique("secure-")
-    (tmp_path / "users.properties").write_text("alice: wonderland,admin\n")
-    jaas = tmp_path / "jaas.conf"
-    jaas.write_text('KafkaConnect {\n  org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule '
-                    f'required\n  file="{tmp_path / "users.properties"}";\n}};\n')
-    props = {
-        "bootstrap.servers": stack.kafka_bootstrap, "group.id": group,
-        "config.storage.topic": f"{group}-c", "offset.storage.topic": f"{group}-o",
-        "status.storage.topic": f"{group}-s",
-        "config.storage.replication.factor": "1", "offset.storage.replication.factor": "1",
-        "status.storage.replication.factor": "1", "offset.storage.partitions": "1", "status.storage.partitions": "1",
-        "listeners": f"https://127.0.0.1:{port}",
-        "listeners.https.ssl.keystore.type": "PEM",
-        "listeners.https.ssl.keystore.location": str(_self_signed(tmp_path)),
-        "rest.extension.classes": "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension",
-    }
-    (tmp_path / "worker.properties").write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-    env = {**os.environ, "KAFKA_OPTS": f"-Djava.security.auth.login.config={jaas}"}
-    log = open(tmp_path / "worker.log", "wb")  # noqa: SIM115 - kept open by the child
-    proc = subprocess.Popen([sys.executable, "-m", "connect", "distributed", str(tmp_path / "worker.properties")],
-                            env=env, stdout=log, stderr=subprocess.STDOUT)
+    keystore = _self_signed(tmp_path)
+    proc, port = _basic_auth_worker(stack, tmp_path, {
+        "listeners.https.ssl.keystore.type": "PEM", "listeners.https.ssl.keystore.location": str(keystore)},
+        scheme="https")
     try:
         client = httpx.Client(base_url=f"https://127.0.0.1:{port}", verify=False, timeout=10,
                               auth=("alice", "wonderland"))
@@ -73,9 +55,11 @@ def test_https_and_basic_auth(stack: Any, tmp_path: Path) -> None:
         proc.wait(30)
 
 
-def _basic_auth_worker(stack: Any, tmp_path: Path, extra: dict[str, str]) -> tuple[subprocess.Popen[bytes], int]:
+def _basic_auth_worker(stack: Any, tmp_path: Path, extra: dict[str, str], scheme: str = "http"
+                       ) -> tuple[subprocess.Popen[bytes], int]:
+    """A worker process with Connect's basic-auth extension (user alice) on a ``scheme`` listener."""
     port = stack_mod.free_port()
-    group = unique("metricsauth-")
+    group = unique("secure-")
     (tmp_path / "users.properties").write_text("alice: wonderland,admin\n")
     jaas = tmp_path / "jaas.conf"
     jaas.write_text('KafkaConnect {\n  org.apache.kafka.connect.rest.basic.auth.extension.PropertyFileLoginModule '
@@ -86,7 +70,7 @@ def _basic_auth_worker(stack: Any, tmp_path: Path, extra: dict[str, str]) -> tup
         "status.storage.topic": f"{group}-s",
         "config.storage.replication.factor": "1", "offset.storage.replication.factor": "1",
         "status.storage.replication.factor": "1", "offset.storage.partitions": "1", "status.storage.partitions": "1",
-        "listeners": f"http://127.0.0.1:{port}",
+        "listeners": f"{scheme}://127.0.0.1:{port}",
         "rest.extension.classes": "org.apache.kafka.connect.rest.basic.auth.extension.BasicAuthSecurityRestExtension",
         **extra,
     }
