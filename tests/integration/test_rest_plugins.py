@@ -89,7 +89,7 @@ def test_validate_mongodb(worker: Worker, stack: Any) -> None:
     reply = worker.http.put("/connector-plugins/MongoDb/config/validate", json=good)
     assert reply.status_code == 200 and reply.json()["error_count"] == 0, _errors(reply.json())
     assert reply.json()["name"] == MONGO
-    assert reply.json()["groups"][-3:] == ["MongoDB", "Connector", "Filters"]
+    assert reply.json()["groups"][-4:] == ["MongoDB", "Connector", "Filters", "Events"]
 
     bad = {**good, "tasks.max": 0, "errors.tolerance": "some",
            "key.converter": "io.confluent.connect.avro.AvroConverter", "topic.prefix": "bad prefix!",
