@@ -267,6 +267,8 @@ def test_reconciler_runs_only_the_owned_share_and_stops_what_is_revoked(tmp_path
                                         "task.class": "org.apache.kafka.connect.file.FileStreamSourceTask"}])
         reconciler.reconcile()
         assert set(worker.tasks) == {ConnectorTaskId("a", 0)}
+        # the task's thread writes its status as it starts
+        _wait(lambda: statuses.task(ConnectorTaskId("a", 0)) is not None, "the task's status")
         status = statuses.task(ConnectorTaskId("a", 0))
         assert status is not None and status.worker_id == worker.worker_id
         membership.owned_tasks, membership.connectors = {ConnectorTaskId("b", 0)}, {"b"}
