@@ -125,6 +125,8 @@ def read_to_end(bootstrap: str, topic: str, timeout: float = 120) -> list[tuple[
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
     try:
         tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
+        if not tps:  # no such topic yet (seek_to_beginning() of nothing would mean every assigned partition)
+            return []
         consumer.assign(tps)
         consumer.seek_to_beginning(*tps)
         ends = consumer.end_offsets(tps)
