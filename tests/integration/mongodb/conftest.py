@@ -55,11 +55,11 @@ def secantus_factory(tmp_path: Path) -> Iterator[Callable[..., FlaggedMongoServe
         server.stop()
 
 
-def create_mongodb_connector(worker: Worker, name: str, config: dict[str, str]) -> None:
-    """Create a MongoDB connector (``snapshot.mode`` ``no_data`` unless ``config`` says otherwise) and wait until it
-    and its tasks run."""
+def create_mongodb_connector(worker: Worker, name: str, config: dict[str, str], *, wait_running: bool = True) -> None:
+    """Create a MongoDB connector (``snapshot.mode`` ``no_data`` unless ``config`` says otherwise) and, unless
+    ``wait_running`` is False, wait until it and its tasks run."""
     support.create_connector(worker, name, {"connector.class": "io.debezium.connector.mongodb.MongoDbConnector",
-                                            "snapshot.mode": "no_data", **config})
+                                            "snapshot.mode": "no_data", **config}, wait_running=wait_running)
 
 
 def values(bootstrap: str, topic: str, count: int, timeout: float = 60) -> list[Any]:

@@ -77,7 +77,8 @@ def test_record_over_kafka_limits_fails_the_task_or_is_skipped(worker: Worker, s
 
     # the producer refuses it (max.request.size, 1 MB by default)
     client_side = unique("toolarge-client-")
-    create_mongodb_connector(worker, client_side, {**base, "topic.prefix": unique("tlc")})
+    # (the task may fail before it was ever seen RUNNING: the record is waiting for it)
+    create_mongodb_connector(worker, client_side, {**base, "topic.prefix": unique("tlc")}, wait_running=False)
     trace = _failed_trace(worker, client_side)
     assert "Unrecoverable exception from producer send callback" in trace, trace
     assert "RecordTooLargeException" in trace and "which is the value of the max.request.size configuration" in trace, \
@@ -86,7 +87,8 @@ def test_record_over_kafka_limits_fails_the_task_or_is_skipped(worker: Worker, s
     # the broker refuses it (message.max.bytes, 1 MB by default) once the producer lets it through
     broker_side = unique("toolarge-broker-")
     create_mongodb_connector(worker, broker_side, {**base, "topic.prefix": unique("tlb"),
-                                                   "producer.override.max.request.size": str(40 * MB)})
+                                                   "producer.override.max.request.size": str(40 * MB)},
+                             wait_running=False)
     trace = _failed_trace(worker, broker_side)
     assert "Unrecoverable exception from producer send callback" in trace, trace
     assert "RecordTooLargeException" in trace and "larger than the max message size the server will accept" in trace, \
