@@ -1,8 +1,8 @@
 """A compacted Kafka topic read from the beginning by a background thread (Connect's ``KafkaBasedLog``).
 
 The reader thread owns the consumer: it hands every record to the callback and resolves
-:meth:`KafkaLog.read_to_end` futures once it has consumed up to the end offsets taken when the
-request was made.
+:meth:`KafkaLog.read_to_end` futures once it has consumed up to the end offsets the caller took when it made
+the request.
 """
 
 from __future__ import annotations
@@ -76,8 +76,13 @@ class KafkaLog:
         self._callback = callback
         self._stop = threading.Event()
         self._lock = threading.Lock()
-        self._requests: list[Future[None]] = []
+        self._pending: list[tuple[Future[None], dict[TopicPartition, int]]] = []
+        self._positions: dict[TopicPartition, int] = {}
+        self._failure: Exception | None = None
+        self._tps: list[TopicPartition] = []
         self._producer: KafkaProducer | None = None
+        self._ends: KafkaConsumer | None = None
+        self._ends_lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
     def start(self, timeout: float = 60.0) -> None:
@@ -92,14 +97,17 @@ class KafkaLog:
         if not partitions:
             consumer.close()
             raise ConnectError(f"Internal topic {self.topic} has no partitions")
-        tps = [TopicPartition(self.topic, p) for p in sorted(partitions)]
-        consumer.assign(tps)
-        consumer.seek_to_beginning(*tps)
-        first = self.read_to_end()
-        self._thread = threading.Thread(target=self._run, args=(consumer, tps), name=f"KafkaLog-{self.topic}",
+        self._tps = [TopicPartition(self.topic, p) for p in sorted(partitions)]
+        consumer.assign(self._tps)
+        consumer.seek_to_beginning(*self._tps)
+        # end offsets are asked for by the caller of read_to_end, with a consumer of its own (same isolation
+        # level): the reader never has to be interrupted, so a read to the end costs one round trip when
+        # nothing new was written and the fetch's wake-up on new data when something was
+        self._ends = KafkaConsumer(**consumer_kwargs)
+        self._thread = threading.Thread(target=self._run, args=(consumer,), name=f"KafkaLog-{self.topic}",
                                         daemon=True)
         self._thread.start()
-        first.result(timeout)
+        self.read_to_end().result(timeout)
 
     def send(self, key: bytes, value: bytes | None) -> Future[None]:
         """Produce one record; the future resolves when Kafka acknowledges it."""
@@ -117,10 +125,25 @@ class KafkaLog:
             self._producer.flush(timeout=timeout)
 
     def read_to_end(self) -> Future[None]:
-        """A future resolved once the reader has consumed everything written before this call."""
+        """A future resolved once the reader has consumed everything written before this call (the end offsets
+        are taken now, in the calling thread, bounded by 30 s)."""
         future: Future[None] = Future()
+        if self._ends is None:
+            future.set_exception(ConnectError(f"KafkaLog for {self.topic} is not started"))
+            return future
+        try:
+            with self._ends_lock:
+                ends = dict(self._ends.end_offsets(self._tps, timeout_ms=30_000))
+        except KafkaError as exc:
+            future.set_exception(ConnectError(f"Could not read the end offsets of {self.topic}: {exc}"))
+            return future
         with self._lock:
-            self._requests.append(future)
+            if self._failure is not None:
+                future.set_exception(ConnectError(f"Reader of {self.topic} failed: {self._failure}"))
+            elif self._reached(ends):
+                future.set_result(None)
+            else:
+                self._pending.append((future, ends))
         return future
 
     def stop(self, timeout: float = 10.0) -> None:
@@ -131,45 +154,37 @@ class KafkaLog:
         if self._producer is not None:
             self._producer.close(timeout=timeout)
             self._producer = None
+        with self._ends_lock:
+            if self._ends is not None:
+                self._ends.close()
+                self._ends = None
 
-    def _run(self, consumer: KafkaConsumer, tps: list[TopicPartition]) -> None:
-        pending: list[tuple[Future[None], dict[TopicPartition, int]]] = []
+    def _reached(self, ends: Mapping[TopicPartition, int]) -> bool:
+        return all(tp in self._positions and self._positions[tp] >= end for tp, end in ends.items())
+
+    def _run(self, consumer: KafkaConsumer) -> None:
         try:
             while not self._stop.is_set():
-                pending.extend(self._take_requests(consumer, tps))
-                batches = consumer.poll(timeout_ms=50 if pending else 200)
+                batches = consumer.poll(timeout_ms=200)
                 for records in batches.values():
                     for rec in records:
                         self._deliver(rec.key, rec.value, rec.partition, rec.offset)
-                pending = self._resolve(consumer, pending)
+                positions = {tp: consumer.position(tp) for tp in self._tps}
+                with self._lock:
+                    self._positions = positions
+                    done = [future for future, ends in self._pending if self._reached(ends)]
+                    self._pending = [(f, ends) for f, ends in self._pending if not self._reached(ends)]
+                for future in done:
+                    future.set_result(None)
         except Exception as exc:
             log.exception("Reader of %s failed", self.topic)
-            for future, _ in pending:
+            with self._lock:
+                self._failure = exc
+                failed, self._pending = self._pending, []
+            for future, _ in failed:
                 future.set_exception(ConnectError(f"Reader of {self.topic} failed: {exc}"))
         finally:
             consumer.close()
-
-    def _take_requests(self, consumer: KafkaConsumer, tps: list[TopicPartition]) -> list[
-            tuple[Future[None], dict[TopicPartition, int]]]:
-        with self._lock:
-            requests, self._requests = self._requests, []
-        if not requests:
-            return []
-        ends = consumer.end_offsets(tps, timeout_ms=30_000)
-        return [(future, dict(ends)) for future in requests]
-
-    def _resolve(self, consumer: KafkaConsumer, pending: list[tuple[Future[None], dict[TopicPartition, int]]]
-                 ) -> list[tuple[Future[None], dict[TopicPartition, int]]]:
-        if not pending:
-            return pending
-        positions = {tp: consumer.position(tp) for tp in pending[0][1]}
-        remaining = []
-        for future, ends in pending:
-            if all(positions.get(tp, 0) >= end for tp, end in ends.items()):
-                future.set_result(None)
-            else:
-                remaining.append((future, ends))
-        return remaining
 
     def _deliver(self, key: bytes | None, value: bytes | None, partition: int, offset: int) -> None:
         try:

@@ -130,7 +130,7 @@ def test_fifty_clients_on_three_workers(worker_factory: Callable[..., Worker], t
     print(f"\nREST load: {sum(tally.codes.values())} requests, codes {dict(tally.codes)}, "
           f"slowest {tally.slowest:.1f} s ({tally.slowest_call})")
     assert not tally.errors, f"{len(tally.errors)} failed requests, first: {tally.errors[:5]}"
-    assert tally.slowest <= MAX_LATENCY
+    assert tally.slowest <= MAX_LATENCY, f"slowest request {tally.slowest:.1f} s: {tally.slowest_call}"
     assert tally.codes[200] > 0
 
     def in_state(state: str) -> Callable[[dict[str, Any]], bool]:
