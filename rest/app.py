@@ -37,9 +37,14 @@ class _WaitForStartup:
             return
         import asyncio
 
-        if not await asyncio.to_thread(startup.ready.wait, REQUEST_TIMEOUT_S):
+        # waits for the outcome, not for success: a worker that failed to start answers at once (and its
+        # process exits at once, not once every waiting request has timed out)
+        if not await asyncio.to_thread(startup.done.wait, REQUEST_TIMEOUT_S):
             await errors.error_response(500, "Request timed out. The worker is still starting up.")(
                 scope, receive, send)
+            return
+        if not startup.ready.is_set():
+            await errors.error_response(503, f"The worker failed to start: {startup.failed}")(scope, receive, send)
             return
         await self.app(scope, receive, send)
 

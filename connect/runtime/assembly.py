@@ -168,6 +168,8 @@ class Startup:
     def __init__(self, runtime: Runtime, on_started: Any = None, on_failed: Any = None) -> None:
         self.runtime = runtime
         self.ready = threading.Event()
+        self.done = threading.Event()
+        """Set once the start has succeeded or failed (``failed`` says which)."""
         self.failed: BaseException | None = None
         self._on_started = on_started
         self._on_failed = on_failed
@@ -189,11 +191,13 @@ class Startup:
         except Exception as exc:
             log.error("Worker failed to start: %s", exc, exc_info=exc)
             self.failed = exc
+            self.done.set()
             if self._on_failed is not None:
                 self._on_failed()
             return
         log.info("Worker %s started", self.runtime.config.worker_id())
         self.ready.set()
+        self.done.set()
 
 
 def lifespan(startup: Startup) -> Any:

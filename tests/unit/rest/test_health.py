@@ -21,6 +21,8 @@ class _Herder:
 class _Startup:
     def __init__(self) -> None:
         self.ready = threading.Event()
+        self.done = threading.Event()
+        self.failed: BaseException | None = None
 
 
 def _client(herder: Any, startup: _Startup) -> TestClient:
@@ -41,3 +43,17 @@ def test_starting_then_healthy_then_unhealthy() -> None:
     herder.status = "unhealthy"
     unhealthy = client.get("/health")
     assert unhealthy.status_code == 500 and unhealthy.json()["status"] == "unhealthy"
+
+
+def test_a_request_waiting_for_a_start_that_fails_is_answered_at_once() -> None:
+    startup = _Startup()
+    client = _client(_Herder("healthy"), startup)
+    answers: list[Any] = []
+    waiting = threading.Thread(target=lambda: answers.append(client.get("/connectors")))
+    waiting.start()
+    startup.failed = RuntimeError("the group uses another config topic")
+    startup.done.set()
+    waiting.join(30)
+    [answer] = answers
+    assert answer.status_code == 503
+    assert answer.json()["message"] == "The worker failed to start: the group uses another config topic"
