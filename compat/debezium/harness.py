@@ -278,10 +278,11 @@ def first_record(bootstrap: str, topic: str, timeout: float = 120.0) -> dict[str
         consumer.close()
 
 
-def read_records(bootstrap: str, prefix: str, minimum: int, timeout: float = 120.0, quiet: float = 8.0
-                 ) -> list[dict[str, Any]]:
-    """Every record of the topics named ``<prefix>.*``, normalised, in topic then offset order: waits for at least
-    ``minimum`` records, then until nothing new arrives for ``quiet`` seconds."""
+def read_records(bootstrap: str, prefix: str, minimum: int, timeout: float = 120.0, quiet: float = 8.0,
+                 exact: bool = False) -> list[dict[str, Any]]:
+    """Every record of the topics named ``<prefix>.*`` (with ``exact``: of the topic ``prefix``), normalised, in
+    topic then offset order: waits for at least ``minimum`` records, then until nothing new arrives for ``quiet``
+    seconds."""
     import time
 
     from kafka import KafkaConsumer
@@ -289,7 +290,7 @@ def read_records(bootstrap: str, prefix: str, minimum: int, timeout: float = 120
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
                              auto_offset_reset="earliest", metadata_max_age_ms=1000)
     try:
-        consumer.subscribe(pattern=f"^{re.escape(prefix)}\\..*")
+        consumer.subscribe(pattern=f"^{re.escape(prefix)}$" if exact else f"^{re.escape(prefix)}\\..*")
         records: list[Any] = []
         deadline = time.monotonic() + timeout
         last_new = time.monotonic()

@@ -1,7 +1,10 @@
 """The second golden scenario: an initial snapshot (``r`` records with ``source.snapshot`` ``first``/``true``/
 ``last``, every BSON type and key type in ``after``), then streaming with pre-images
 (``change_streams_update_full_with_pre_image``: ``before`` filled on updates, replaces and deletes), and heartbeats
-(the first heartbeat record, bytes and all, is the scenario's last record: how many follow depends on timing).
+(the first heartbeat record, bytes and all, follows the records: how many follow depends on timing), and Debezium's
+notifications (``notification.enabled.channels=sink,log``) on ``<prefix>-notifications``, last: the initial
+snapshot's ``STARTED``, ``IN_PROGRESS`` and ``TABLE_SCAN_COMPLETED`` per collection, ``COMPLETED``, their random
+ids and their timestamps replaced by placeholders (:func:`scrub_notification`).
 
     python -m compat.debezium.golden --scenario snapshot --release 3.6.3.Final
 
@@ -12,6 +15,8 @@ documents, create the connector, wait until the snapshot's records are in Kafka,
 from __future__ import annotations
 
 import datetime
+import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +34,10 @@ DOCS: list[dict[str, Any]] = [
 ]
 """The documents of the snapshot, in ``_id`` order of insertion (one collection per kind keeps the order simple)."""
 CHANGES = 4  # records the changes below produce: update, replace, delete (+ its tombstone)
-RECORDS = len(DOCS) + CHANGES + 1  # and the first heartbeat
+NOTIFICATIONS = 6  # STARTED, IN_PROGRESS and TABLE_SCAN_COMPLETED per collection, COMPLETED
+RECORDS = len(DOCS) + CHANGES + 1 + NOTIFICATIONS  # and the first heartbeat
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_TIMESTAMP = re.compile(r'(\\?"timestamp\\?": ?)\d+')
 
 
 def load(client: Any) -> None:
@@ -47,7 +55,21 @@ def config(mongo_uri: str, prefix: str) -> dict[str, str]:
         "connector.class": harness.CONNECTOR_CLASS, "mongodb.connection.string": mongo_uri, "topic.prefix": prefix,
         "database.include.list": DB, "snapshot.mode": "initial", "tasks.max": "1",
         "capture.mode": "change_streams_update_full_with_pre_image", "heartbeat.interval.ms": "500",
+        "notification.enabled.channels": "sink,log", "notification.sink.topic.name": notification_topic(prefix),
     }
+
+
+def notification_topic(prefix: str) -> str:
+    """The scenario's notification topic (outside ``<prefix>.*``, so that the change records are read apart)."""
+    return f"{prefix}-notifications"
+
+
+def scrub_notification(record: dict[str, Any]) -> dict[str, Any]:
+    """A notification record with its run-specific values replaced, in the parsed JSON and in the bytes: the id
+    (a random UUID) by ``<uuid>``, the timestamp by 0."""
+    text = _TIMESTAMP.sub(r"\g<1>0", _UUID.sub("<uuid>", json.dumps(record, ensure_ascii=False)))
+    scrubbed: dict[str, Any] = json.loads(text)
+    return scrubbed
 
 
 def change(client: Any) -> None:
@@ -67,4 +89,6 @@ def capture(client: Any, bootstrap: str, prefix: str, create: Callable[[dict[str
     harness.read_records(bootstrap, prefix, len(DOCS), quiet=3)
     change(client)
     records = harness.read_records(bootstrap, prefix, len(DOCS) + CHANGES, quiet=5)
-    return [*records, harness.first_record(bootstrap, f"__debezium-heartbeat.{prefix}")]
+    heartbeat = harness.first_record(bootstrap, f"__debezium-heartbeat.{prefix}")
+    notes = harness.read_records(bootstrap, notification_topic(prefix), NOTIFICATIONS, quiet=2, exact=True)
+    return [*records, heartbeat, *(scrub_notification(note) for note in notes)]

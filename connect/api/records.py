@@ -24,11 +24,12 @@ class SourceRecord:
 
     ``source_partition`` and ``source_offset`` are maps of primitives; the framework stores the offset
     under ``[connector name, source_partition]`` once the record and every earlier record of the same
-    partition have been acknowledged by Kafka.
+    partition have been acknowledged by Kafka. Both may be None (Connect allows it: a record that moves no
+    position, such as a Debezium notification): such a record commits no offset.
     """
 
-    source_partition: Mapping[str, Any]
-    source_offset: Mapping[str, Any]
+    source_partition: Mapping[str, Any] | None
+    source_offset: Mapping[str, Any] | None
     topic: str
     kafka_partition: int | None
     key_schema: Schema | None
@@ -42,8 +43,12 @@ class SourceRecord:
 def describe(record: SourceRecord) -> str:
     """Java's ``SourceRecord.toString`` (for error messages and logs)."""
     headers = ", ".join(f"ConnectHeader(key={h.key}, value={h.value!r}, schema={h.schema})" for h in record.headers)
-    return (f"SourceRecord{{sourcePartition={dict(record.source_partition)}, "
-            f"sourceOffset={dict(record.source_offset)}}} ConnectRecord{{topic='{record.topic}', "
+    return (f"SourceRecord{{sourcePartition={_text(record.source_partition)}, "
+            f"sourceOffset={_text(record.source_offset)}}} ConnectRecord{{topic='{record.topic}', "
             f"kafkaPartition={record.kafka_partition}, key={record.key!r}, keySchema={record.key_schema}, "
             f"value={record.value!r}, valueSchema={record.value_schema}, timestamp={record.timestamp}, "
             f"headers=ConnectHeaders(headers=[{headers}])}}")
+
+
+def _text(entries: Mapping[str, Any] | None) -> str:
+    return "null" if entries is None else str(dict(entries))

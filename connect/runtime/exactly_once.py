@@ -204,13 +204,14 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             self._open = True
 
     def _record_dispatched(self, record: SourceRecord) -> None:
-        self._offsets[self._submitted_key(record)] = record.source_offset
+        if record.source_partition is not None and record.source_offset is not None:
+            self._offsets[self._submitted_key(record)] = record.source_offset
         if self._txn_context is not None:
             commit, abort = self._txn_context.take_record(record)
             self._maybe_end(commit, abort)
 
     def _submitted_key(self, record: SourceRecord) -> bytes:
-        return codec.offset_key(self.id.connector, dict(record.source_partition))
+        return codec.offset_key(self.id.connector, dict(record.source_partition or {}))
 
     def _batch_dispatched(self) -> None:
         if self._boundary is TransactionBoundary.POLL:

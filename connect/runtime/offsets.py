@@ -15,6 +15,9 @@ from typing import Any
 from connect.storage import codec
 from connect.storage.base import OffsetStore
 
+NO_OFFSET = b""
+"""The key records without a source partition or offset are tracked under (never an offset-store key)."""
+
 
 class SubmittedRecord:
     """One record in flight: its offset-store key and value, and whether Kafka acknowledged it."""
@@ -48,9 +51,14 @@ class SubmittedRecords:
         self._last = (partition, key)
         return key
 
-    def submit(self, partition: Mapping[str, Any], offset: Mapping[str, Any]) -> SubmittedRecord:
-        """Track a record about to be sent."""
-        record = SubmittedRecord(self._key(partition), offset)
+    def submit(self, partition: Mapping[str, Any] | None, offset: Mapping[str, Any] | None) -> SubmittedRecord:
+        """Track a record about to be sent. A record without a source partition or offset (Connect allows them)
+        is tracked in flight but commits nothing: Java would write a null offset for it, which moves no
+        position either."""
+        if partition is None or offset is None:
+            record = SubmittedRecord(NO_OFFSET, {})
+        else:
+            record = SubmittedRecord(self._key(partition), offset)
         with self._lock:
             self._queues.setdefault(record.key, deque()).append(record)
         return record
@@ -69,6 +77,7 @@ class SubmittedRecords:
             for key, queue in self._queues.items():
                 while queue and queue[0].acked:
                     result[key] = queue.popleft().offset
+        result.pop(NO_OFFSET, None)
         return result
 
     def in_flight(self) -> int:

@@ -12,7 +12,7 @@ from bson import json_util
 
 from connect.api.config import ConfigDef, ConfigKey, ConfigType, parse_bool, parse_list
 from connect.api.errors import ConfigError
-from connectors.mongodb import debezium_keys
+from connectors.mongodb import debezium_keys, notifications
 from connectors.mongodb.capture_config import CAPTURE_DEF, CaptureOptions, validate_capture
 from connectors.mongodb.debezium_keys import DEBEZIUM_KEYS_DEF, HonouredOptions
 from connectors.mongodb.naming import NAMING_DEF, TopicNaming, validate_naming
@@ -228,6 +228,7 @@ def validate(props: Mapping[str, str]) -> list:  # type: ignore[type-arg]
     if "kafka" in channels and not props.get("signal.kafka.bootstrap.servers"):
         by_name["signal.kafka.bootstrap.servers"].errors.append("Required when signal.enabled.channels has kafka")
     by_name["signal.enabled.channels"].errors.extend(debezium_keys.signal_channel_errors(props))
+    by_name["notification.sink.topic.name"].errors.extend(notifications.topic_errors(props))
     for key, message in debezium_keys.refusals(props):
         by_name[key].errors.append(message)
     scope = (props.get("capture.scope") or "deployment").strip().lower()

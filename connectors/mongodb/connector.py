@@ -14,7 +14,7 @@ from connect.api.config import ConfigDef, ConfigValue
 from connect.api.connector import ExactlyOnceSupport, SourceConnector
 from connect.api.errors import ConnectError
 from connectors.mongodb import config as mongo_config
-from connectors.mongodb import connection, debezium_keys, sharding
+from connectors.mongodb import connection, debezium_keys, notifications, sharding
 from connectors.mongodb.capture_config import ConnectionMode
 from connectors.mongodb.task import MongoDbConnectorTask
 
@@ -37,6 +37,12 @@ class MongoDbConnector(SourceConnector):
             raise ConnectError("Error configuring an instance of MongoDbConnector; check the logs for details")
         debezium_keys.warn_ignored(props, str(props.get("name")))
         debezium_keys.warn_unknown(props, frozenset(mongo_config.CONFIG_DEF.names()), str(props.get("name")))
+        for warning in notifications.channel_warnings(props):
+            log.warning("[%s] %s", props.get("name"), warning)
+        for tag, _ in debezium_keys.metric_tags(props.get("custom.metric.tags")) or ():
+            if tag in debezium_keys.STANDARD_METRIC_LABELS:
+                log.warning("[%s] The custom.metric.tags tag %s is a standard label of the Debezium metrics, which "
+                            "keep their own value", props.get("name"), tag)
         self._props = dict(props)
         self._monitor: sharding.TopologyMonitor | None = None
         self._shards: list[sharding.Shard] = []

@@ -72,16 +72,21 @@ KEYS: tuple[DebeziumKey, ...] = (
     _k("mongodb.ssl.truststore.type", _S, "PKCS12", H, "PKCS12, JKS or PEM (a PEM file is recognised as such)"),
     _k("mongodb.ssl.truststore.password", _P, None, H, "password of a PKCS12 or JKS trust store"),
     _k("mongodb.ssl.keystore.type", _S, "PKCS12", H, "PKCS12, JKS or PEM (a PEM file is recognised as such)"),
+    _k("custom.metric.tags", _LIST, None, H,
+       "k1=v1,k2=v2: extra labels on the connector's Debezium metrics (Debezium adds them to its MBean names); a "
+       "malformed list is a validation error; plugin, name, context, task and table stay the standard labels"),
+    _k("notification.enabled.channels", _LIST, None, H,
+       "sink: Debezium's initial (and blocking) snapshot notifications as records on notification.sink.topic.name; "
+       "log: as INFO lines; jmx is not available (no JMX here): named in a WARN; incremental snapshots send none "
+       "yet"),
+    _k("notification.sink.topic.name", _S, None, H, "the topic of the sink channel's notifications (required with "
+                                                    "sink)"),
     # -- ignored: named in a WARN when set --------------------------------------------------------------------
-    _k("custom.metric.tags", _LIST, None, IG, "extra MBean name tags; the metrics keep their standard labels"),
     _k("custom.sanitize.pattern", _S, SANITIZE_DEFAULT, IG, "values of keys named like password/secret are masked "
                                                              "anyway"),
     _k("connection.validation.timeout.ms", _L, "60000", IG,
        "validation checks the config without connecting to MongoDB"),
     _k("statistics.metrics.enabled", _B, "true", IG, "the metrics are always exported"),
-    _k("notification.enabled.channels", _LIST, None, IG, "no notifications are sent (snapshot progress is in the "
-                                                         "metrics and the log)"),
-    _k("notification.sink.topic.name", _S, None, IG, "no notifications are sent"),
     _k("guardrail.collections.max", _I, "0", IG, "no limit on the number of captured collections is checked"),
     _k("guardrail.collections.limit.action", _S, "warn", IG, "see guardrail.collections.max"),
     _k("snapshot.max.threads.multiplier", _I, "1", IG, "collections are split into _id ranges by "
@@ -153,7 +158,40 @@ def _one_of(values: tuple[str, ...], ignore_case: bool = True) -> tuple[object, 
     return (check,)
 
 
+def _java_split(text: str, separator: str) -> list[str]:
+    """Java's ``String.split`` with a one-character separator: trailing empty strings are dropped."""
+    parts = text.split(separator)
+    while len(parts) > 1 and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def metric_tags(value: str | None) -> tuple[tuple[str, str], ...] | None:
+    """``custom.metric.tags`` as Debezium reads it (``k1=v1,k2=v2``, items trimmed, a later key wins); None when
+    it is malformed (an item without exactly one ``=``)."""
+    if value is None or not value.strip():
+        return ()
+    tags: dict[str, str] = {}
+    for item in _java_split(value, ","):
+        pair = [part.strip() for part in _java_split(item.strip(), "=")]
+        if len(pair) != 2:
+            return None
+        tags[pair[0]] = pair[1]
+    return tuple(tags.items())
+
+
+STANDARD_METRIC_LABELS = frozenset(("plugin", "name", "context", "task", "table"))
+"""The labels of the connector's Debezium metrics, which a ``custom.metric.tags`` tag does not replace."""
+
+
+def _metric_tags_check(_name: str, value: str) -> str | None:
+    if metric_tags(value) is None:
+        return "A equivalent-separated map of valid key/value pairs is expected, for example: k1=v1,k2=v2"
+    return None
+
+
 _VALIDATORS: Mapping[str, tuple[object, ...]] = {
+    "custom.metric.tags": (_metric_tags_check,),
     "event.processing.failure.handling.mode": _one_of(FAILURE_MODES),
     "incremental.snapshot.watermarking.strategy": _one_of(WATERMARKING),
     "mongodb.ssl.truststore.type": _one_of(("PKCS12", "JKS", "PEM")),
@@ -245,6 +283,9 @@ class HonouredOptions:
     signal_channels: tuple[str, ...] = ("source",)
     signal_kafka_poll_timeout_ms: int = 0
     watermarking: str = "INSERT_INSERT"
+    metric_tags: tuple[tuple[str, str], ...] = ()
+    notification_channels: tuple[str, ...] = ()
+    notification_topic: str | None = None
     truststore_type: str = "PKCS12"
     truststore_password: str | None = None
     keystore_type: str = "PKCS12"
@@ -264,6 +305,9 @@ class HonouredOptions:
                                                                            or "source")),
             signal_kafka_poll_timeout_ms=int(text("signal.kafka.poll.timeout.ms")),
             watermarking=text("incremental.snapshot.watermarking.strategy").upper(),
+            metric_tags=metric_tags(props.get("custom.metric.tags")) or (),
+            notification_channels=tuple(parse_list(props.get("notification.enabled.channels") or "")),
+            notification_topic=(props.get("notification.sink.topic.name") or "").strip() or None,
             truststore_type=text("mongodb.ssl.truststore.type").upper(),
             truststore_password=props.get("mongodb.ssl.truststore.password") or None,
             keystore_type=text("mongodb.ssl.keystore.type").upper(),

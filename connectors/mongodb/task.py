@@ -11,7 +11,9 @@ one.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import re
 import threading
 import time
 import uuid
@@ -29,6 +31,7 @@ from connectors.mongodb.config import MongoDbConfig, SnapshotMode
 from connectors.mongodb.connection import Backoff, Fault, auth_message, classify, fatal_message, lost_position_message
 from connectors.mongodb.event_converter import ChangeEventConverter
 from connectors.mongodb.fields import FieldSelector
+from connectors.mongodb.notifications import NotificationService
 from connectors.mongodb.position import Position
 from connectors.mongodb.snapshot.runner import SnapshotRunner
 from connectors.mongodb.streaming.capture import StreamCapture, rs_label
@@ -36,6 +39,20 @@ from connectors.mongodb.streaming.metrics import StreamingMetrics
 from connectors.mongodb.streaming.signal_dispatch import SignalDispatcher, SignalSettings
 
 log = logging.getLogger(__name__)
+
+
+_LABEL_INVALID = re.compile(r"[^a-zA-Z0-9_]")
+
+
+def custom_labels(tags: tuple[tuple[str, str], ...]) -> dict[str, str]:
+    """``custom.metric.tags`` as Prometheus labels: a name's characters outside ``[a-zA-Z0-9_]`` become ``_`` (as
+    the JMX exporter names labels) and a leading digit gets a ``_``; the standard labels win over a tag of the
+    same name."""
+    labels = {}
+    for key, value in tags:
+        name = _LABEL_INVALID.sub("_", key)
+        labels[f"_{name}" if name[:1].isdigit() or not name else name] = value
+    return labels
 
 
 class MongoDbConnectorTask(SourceTask):
@@ -60,7 +77,12 @@ class MongoDbConnectorTask(SourceTask):
                                          lambda: sum(s.queued_bytes() for s in self.streams))
         run_id = str(uuid.uuid4())
         self._streaming = self.config.snapshot_mode is not SnapshotMode.INITIAL_ONLY
-        self._snapshots = SnapshotRunner(self.config, self.name, self.tag, self.task_id, self._stopping)
+        honoured = self.config.honoured
+        self._notifications = NotificationService(honoured.notification_channels, honoured.notification_topic,
+                                                  self.config.topic_prefix, self.tag)
+        self._pending: list[SourceRecord] = []  # notifications to hand over on the next poll
+        self._snapshots = SnapshotRunner(self.config, self.name, self.tag, self.task_id, self._stopping,
+                                         self._notifications)
         self._signals: SignalDispatcher | None = None
         self._stream_from: float | None = None
         try:
@@ -73,6 +95,8 @@ class MongoDbConnectorTask(SourceTask):
             raise
         for stream in snapshot_first:
             self._snapshots.enqueue(stream, self._stored[id(stream)], self.config.snapshot_delay_ms)
+        for _skipped in range(len(self.streams) - len(snapshot_first)):  # Debezium: a start without a snapshot
+            self._pending.extend(self._notifications.initial("SKIPPED"))
         if snapshot_first:
             return
         for stream in self.streams:
@@ -173,6 +197,9 @@ class MongoDbConnectorTask(SourceTask):
         """Up to ``max.batch.size`` events' records; returns after ``poll.interval.ms`` when idle."""
         if self._stopped:
             return None
+        if self._pending:
+            pending, self._pending = self._pending, []
+            return pending
         if self._snapshots.active:
             return self._snapshots.poll()
         interval = self.config.honoured.poll_interval_ms / 1000
@@ -221,8 +248,13 @@ class MongoDbConnectorTask(SourceTask):
         """Debezium's snapshot metrics (context ``snapshot``) and streaming metrics of this task."""
         snapshots: SnapshotRunner | None = getattr(self, "_snapshots", None)
         metrics = getattr(self, "_metrics", None)
-        return ((snapshots.metrics() if snapshots is not None else [])
-                + (metrics.samples() if metrics is not None else []))
+        samples = ((snapshots.metrics() if snapshots is not None else [])
+                   + (metrics.samples() if metrics is not None else []))
+        config: MongoDbConfig | None = getattr(self, "config", None)
+        tags = custom_labels(config.honoured.metric_tags) if config is not None else {}
+        if not tags:
+            return samples
+        return [dataclasses.replace(m, labels={**tags, **m.labels}) for m in samples]
 
     def _close_clients(self) -> None:
         for stream in getattr(self, "streams", []):

@@ -28,6 +28,7 @@ from pymongo.errors import OperationFailure, PyMongoError
 
 from connect.api.records import SourceRecord
 from connectors.mongodb.event_converter import ChangeEventConverter
+from connectors.mongodb.notifications import DISABLED, NotificationService
 from connectors.mongodb.position import Position
 from connectors.mongodb.snapshot.bson_order import NO_SERVER_BOUND, range_filter, sort_key, type_rank
 from connectors.mongodb.snapshot.progress import RangeState, SnapshotProgress
@@ -69,7 +70,7 @@ class ParallelSnapshot:
 
     def __init__(self, client: Any, collections: list[tuple[str, str]], events: ChangeEventConverter,
                  position: Mapping[str, Any], progress: SnapshotProgress, settings: SnapshotSettings,
-                 tag: str) -> None:
+                 tag: str, notifications: NotificationService = DISABLED) -> None:
         self._client = client
         self._collections = [(db, coll) for db, coll in collections if not progress.completed(f"{db}.{coll}")]
         self.total_collections = len(collections)
@@ -93,6 +94,9 @@ class ParallelSnapshot:
         self.rows_by_collection: dict[str, int] = {}  # Debezium's RowsScanned map, "<db>.<collection>" -> rows
         self.started = time.monotonic()
         self.finished: float | None = None
+        self._notifications = notifications
+        self._announced: set[str] = set()  # collections whose IN_PROGRESS notification was sent
+        self._pending: list[SourceRecord] = notifications.initial("STARTED")
 
     @property
     def remaining_collections(self) -> int:
@@ -272,7 +276,7 @@ class ParallelSnapshot:
         that carries the record marked ``last``). Raises the first error of a reading thread."""
         if self.finished is not None:
             return None
-        out: list[SourceRecord] = []
+        out, self._pending = self._pending, []
         wait = timeout
         while len(out) < self._settings.batch:
             try:
@@ -295,6 +299,9 @@ class ParallelSnapshot:
     def _emit(self, ns: str, index: int, docs: list[Mapping[str, Any]], done: bool,
               out: list[SourceRecord]) -> None:
         db, _, coll = ns.partition(".")
+        if ns not in self._announced:
+            self._announced.add(ns)
+            out.extend(self._notifications.initial("IN_PROGRESS", {"current_collection_in_progress": ns}))
         running = self._running
         held = self._held
         for doc in docs:
@@ -314,6 +321,9 @@ class ParallelSnapshot:
         if held is not None and docs and self._settings.resumable:  # the chunk's last record: state with it emitted
             held = self._events.with_snapshot_marker(held, "true", self._running)
         self._held = held
+        if finished:
+            out.extend(self._notifications.initial("TABLE_SCAN_COMPLETED", {"scanned_collection": ns,
+                                                                            "status": "SUCCEEDED"}))
         if finished and stats is not None:
             elapsed = max(time.monotonic() - stats.started, 1e-3)
             log.info("[%s] Snapshot of %s completed: %s documents in %.1f s (%.0f documents/s)",
@@ -324,7 +334,15 @@ class ParallelSnapshot:
         if self._held is not None:
             out.append(self._events.with_snapshot_marker(self._held, "last", self._position.to_offset()))
             self._held = None
+        out.extend(self._notifications.initial("COMPLETED"))
         return out or None
+
+    def aborted(self) -> None:
+        """Debezium's ``ABORTED`` notification, when the snapshot fails or is stopped before it completed (only
+        its log channel reaches anyone: the task stops)."""
+        if self.finished is None and "<aborted>" not in self._announced:
+            self._announced.add("<aborted>")
+            self._notifications.initial("ABORTED")
 
     def _progress_offset(self, progress: str) -> dict[str, Any]:
         """The offset of a record of a resumable snapshot, with the progress made once it is delivered."""

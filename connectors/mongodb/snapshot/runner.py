@@ -22,6 +22,7 @@ from connect.api.metrics import Metric, debezium_metric
 from connect.api.records import SourceRecord
 from connectors.mongodb import snapshot
 from connectors.mongodb.config import MongoDbConfig, SnapshotMode
+from connectors.mongodb.notifications import DISABLED, NotificationService
 from connectors.mongodb.position import Position
 from connectors.mongodb.snapshot.parallel import ParallelSnapshot, SnapshotSettings
 from connectors.mongodb.snapshot.progress import SnapshotProgress
@@ -34,8 +35,10 @@ log = logging.getLogger(__name__)
 class SnapshotRunner:
     """The snapshots of one task's streams, run on the task's polling thread (reading on their own threads)."""
 
-    def __init__(self, config: MongoDbConfig, name: str, tag: str, task_id: str, stopping: threading.Event) -> None:
+    def __init__(self, config: MongoDbConfig, name: str, tag: str, task_id: str, stopping: threading.Event,
+                 notifications: NotificationService = DISABLED) -> None:
         self._config = config
+        self._notifications = notifications
         self._name = name
         self._tag = tag
         self._task_id = task_id
@@ -66,6 +69,7 @@ class SnapshotRunner:
         try:
             records = running.poll(POLL_AWAIT_MS / 1000)
         except Exception as exc:
+            running.aborted()
             if self._stopped:
                 return None
             raise ConnectError(f"[{self._tag}] Snapshot failed: {exc}") from exc
@@ -132,7 +136,7 @@ class SnapshotRunner:
         log.info("[%s] Snapshot%s of %s collection(s) starts; streaming resumes from the position taken first",
                  self._tag, rs_label(stream), len(collections))
         self._running = ParallelSnapshot(stream.client, collections, stream.events, position, progress,
-                                         self._settings(), self._tag)
+                                         self._settings(), self._tag, self._notifications)
         self._running.start()
 
     def start_blocking(self, stream: StreamCapture, request: SnapshotRequest) -> None:
@@ -144,7 +148,7 @@ class SnapshotRunner:
                                   resumable=False)
         log.info("[%s] Blocking snapshot of %s; streaming pauses", self._tag, ", ".join(request.conditions))
         self._running = ParallelSnapshot(stream.client, collections, stream.events, position, SnapshotProgress(),
-                                         settings, self._tag)
+                                         settings, self._tag, self._notifications)
         self._running.start()
 
     def metrics(self) -> list[Metric]:
@@ -178,3 +182,4 @@ class SnapshotRunner:
         running = self._running
         if running is not None:
             running.stop(timeout=0)
+            running.aborted()

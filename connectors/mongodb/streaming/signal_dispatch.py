@@ -111,7 +111,10 @@ class SignalDispatcher:
         if signal is None and not state:
             return
         for index in range(start, len(records)):
-            position = Position.from_offset(records[index].source_offset)
+            offset = records[index].source_offset
+            if offset is None:  # a notification: it carries no position
+                continue
+            position = Position.from_offset(offset)
             stamped = dataclasses.replace(
                 position, signal_offset=signal if position.signal_offset is None else position.signal_offset,
                 incremental=position.incremental or state)

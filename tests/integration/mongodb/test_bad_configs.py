@@ -25,6 +25,8 @@ def _bad(stack: Any) -> dict[str, str]:
         "cursor.pipeline": "[{not json",
         "cursor.oversize.handling.mode": "skip",
         "skipped.operations": "c,x",
+        "custom.metric.tags": "team=cdc,broken",
+        "notification.enabled.channels": "sink",
     }
 
 
@@ -37,6 +39,8 @@ EXPECTED = {
     "cursor.pipeline": "Change stream pipeline JSON is invalid",
     "cursor.oversize.skip.threshold": "Invalid threshold value for skipped document size",
     "skipped.operations": "Value must be one of c, u, d, t, none",
+    "custom.metric.tags": "A equivalent-separated map of valid key/value pairs is expected",
+    "notification.sink.topic.name": "Notification topic name must be provided",
 }
 
 

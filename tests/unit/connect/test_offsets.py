@@ -47,3 +47,21 @@ def test_file_store_round_trip_and_reader(tmp_path: Path) -> None:
     assert OffsetReader("conn", reloaded).offset(P1) == {"sec": 5, "ord": 1, "resume_token": "abc="}
     assert OffsetReader("other", reloaded).offset(P1) is None
     assert reloaded.items() == [(b'["conn",{"server_id":"a"}]', b'{"sec":5,"ord":1,"resume_token":"abc="}')]
+
+
+def test_a_record_without_source_partition_or_offset_commits_nothing_and_blocks_nothing() -> None:
+    """Connect allows records with null source partition and offset (Debezium's notifications): they are in
+    flight until acknowledged, never written to the offset store, and do not hold back other partitions."""
+    submitted = SubmittedRecords("conn")
+    first = submitted.submit(P1, {"n": 1})
+    note = submitted.submit(None, None)
+    half = submitted.submit(P1, None)
+    second = submitted.submit(P1, {"n": 2})
+    assert submitted.in_flight() == 4
+    note.ack()
+    half.ack()
+    first.ack()
+    assert list(submitted.committable().values()) == [{"n": 1}]
+    second.ack()
+    assert list(submitted.committable().values()) == [{"n": 2}]
+    assert submitted.in_flight() == 0

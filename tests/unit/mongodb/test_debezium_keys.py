@@ -92,12 +92,13 @@ def test_refused_keys_at_their_default_and_empty_values_are_accepted() -> None:
 
 
 def test_ignored_keys_are_named_in_a_warning_at_start(caplog: pytest.LogCaptureFixture) -> None:
-    props = {**BASE, "custom.metric.tags": "env=prod", "openlineage.integration.enabled": "true",
+    props = {**BASE, "custom.metric.tags": "env=prod", "guardrail.collections.max": "5",
+             "openlineage.integration.enabled": "true",
              "binary.handling.mode": "base64", "statistics.metrics.enabled": "true", "max.queue.size.in.bytes": "9"}
     with caplog.at_level(logging.WARNING, logger="connectors.mongodb.debezium_keys"):
         named = debezium_keys.warn_ignored(props, "c")
-    assert named == ["custom.metric.tags", "openlineage.integration.enabled", "binary.handling.mode"]
-    assert "The Debezium key custom.metric.tags is ignored by this connector" in caplog.text
+    assert named == ["guardrail.collections.max", "openlineage.integration.enabled", "binary.handling.mode"]
+    assert "The Debezium key guardrail.collections.max is ignored by this connector" in caplog.text
     assert "The Debezium key binary.handling.mode has no effect" in caplog.text
 
 

@@ -54,7 +54,7 @@ def test_records_carry_the_state_of_when_they_were_made() -> None:
     incremental.position = "chunk-done"
     records.append(_record({"sec": 3}))
     dispatcher.stamp(records, 2)
-    assert [dict(r.source_offset) for r in records] == [
+    assert [dict(r.source_offset or {}) for r in records] == [
         {"sec": 1, PRIMARY_KEY: "before-chunk", SIGNAL_OFFSET_KEY: 7},
         {"sec": 2, PRIMARY_KEY: "read-3", SIGNAL_OFFSET_KEY: 7},
         {"sec": 3, PRIMARY_KEY: "chunk-done", SIGNAL_OFFSET_KEY: 7},
@@ -67,4 +67,4 @@ def test_nothing_to_stamp_leaves_records_alone() -> None:
     dispatcher.incremental = None
     records = [_record({"sec": 1})]
     dispatcher.stamp(records)
-    assert dict(records[0].source_offset) == {"sec": 1}
+    assert dict(records[0].source_offset or {}) == {"sec": 1}

@@ -42,7 +42,7 @@ class _Run:
     runs: list[_Run] = []
 
     def __init__(self, client: Any, collections: Any, events: Any, position: Any, progress: Any, settings: Any,
-                 name: str) -> None:
+                 name: str, notifications: Any = None) -> None:
         self.client, self.position, self.progress, self.settings = client, position, progress, settings
         self.batches: list[list[str] | None] = [[f"r-{len(_Run.runs)}"], None]
         self.started = 0.0
@@ -59,6 +59,9 @@ class _Run:
 
     def stop(self, timeout: float = 5.0) -> None:
         self.finished = 1.0
+
+    def aborted(self) -> None:
+        pass
 
 
 @pytest.fixture
