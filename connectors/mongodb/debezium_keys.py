@@ -76,9 +76,8 @@ KEYS: tuple[DebeziumKey, ...] = (
        "k1=v1,k2=v2: extra labels on the connector's Debezium metrics (Debezium adds them to its MBean names); a "
        "malformed list is a validation error; plugin, name, context, task and table stay the standard labels"),
     _k("notification.enabled.channels", _LIST, None, H,
-       "sink: Debezium's initial (and blocking) snapshot notifications as records on notification.sink.topic.name; "
-       "log: as INFO lines; jmx is not available (no JMX here): named in a WARN; incremental snapshots send none "
-       "yet"),
+       "sink: Debezium's initial, blocking and incremental snapshot notifications as records on "
+       "notification.sink.topic.name; log: as INFO lines; jmx is not available (no JMX here): named in a WARN"),
     _k("notification.sink.topic.name", _S, None, H, "the topic of the sink channel's notifications (required with "
                                                     "sink)"),
     # -- ignored: named in a WARN when set --------------------------------------------------------------------

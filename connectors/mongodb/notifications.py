@@ -14,8 +14,10 @@ name Debezium does not know (Debezium ignores those in silence).
 
 Aggregates and types are Debezium's: ``Initial Snapshot`` (``STARTED``, ``IN_PROGRESS`` per collection,
 ``TABLE_SCAN_COMPLETED`` with ``status`` ``SUCCEEDED``, ``COMPLETED``, ``ABORTED``, ``SKIPPED`` when a start needs
-no snapshot; each with a random id; a blocking snapshot sends the same). Debezium's ``Incremental Snapshot``
-notifications are not sent yet.
+no snapshot; each with a random id; a blocking snapshot sends the same) and ``Incremental Snapshot`` (``STARTED``,
+``IN_PROGRESS`` per chunk with ``maximum_key`` and ``last_processed_key`` printed as Java prints the driver's
+values, ``TABLE_SCAN_COMPLETED`` with ``total_rows_scanned`` and ``status`` ``SUCCEEDED``/``EMPTY``, ``COMPLETED``,
+``PAUSED``, ``RESUMED``, ``ABORTED``; their id is the signal's id).
 
 Notification records carry no source partition or offset: they commit nothing (a notification never moves the
 position a restart resumes from).

@@ -125,7 +125,8 @@ class MongoDbConnectorTask(SourceTask):
             return [f"{db}.{coll}" for db, coll in snapshot.captured_collections(stream.client, stream.captured)]
         stream.signal_collection = config.signal_data_collection
         stream.signals = SignalDispatcher(stream.client, settings, stream.events, self.tag, collections,
-                                          getattr(self.context, "topic_readers", None), self._stored[id(stream)])
+                                          getattr(self.context, "topic_readers", None), self._stored[id(stream)],
+                                          self._notifications)
         return stream.signals
 
     def _make_stream(self, rs: str | None, uri: str, run_id: str) -> StreamCapture:

@@ -21,10 +21,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from bson import Binary, Decimal128, ObjectId
 from pymongo.errors import OperationFailure, PyMongoError
 
 from connect.api.records import SourceRecord
+from connect.javalang import value_of
 from connectors.mongodb.event_converter import ChangeEventConverter
+from connectors.mongodb.notifications import DISABLED, INCREMENTAL_SNAPSHOT, NotificationService
 from connectors.mongodb.position import Position
 from connectors.mongodb.snapshot import incremental_state
 from connectors.mongodb.snapshot.bson_order import range_filter, sort_key
@@ -42,16 +45,20 @@ class _Pending:
     after: Any = None
     has_max: bool = False
     maximum: Any = None
+    rows: int = 0  # documents read by this run's chunk queries (Debezium's total_rows_scanned)
 
 
 class IncrementalSnapshot:
     """The running incremental snapshot of one task (driven by the polling thread)."""
 
     def __init__(self, client: Any, signal_ns: str, events: ChangeEventConverter, chunk_size: int, tag: str,
-                 delete_open: bool = False) -> None:
+                 delete_open: bool = False, notifications: NotificationService = DISABLED) -> None:
         """``delete_open``: close each window by deleting its open watermark (Debezium's ``INSERT_DELETE``
-        watermarking strategy) rather than inserting a close watermark (``INSERT_INSERT``)."""
+        watermarking strategy) rather than inserting a close watermark (``INSERT_INSERT``). ``notifications``:
+        Debezium's ``Incremental Snapshot`` notifications, whose records :meth:`take_notifications` hands over."""
         self._delete_open = delete_open
+        self._notifications = notifications
+        self._outbox: list[SourceRecord] = []
         self._client = client
         self._signal_db, _, self._signal_coll = signal_ns.partition(".")
         self._events = events
@@ -81,15 +88,21 @@ class IncrementalSnapshot:
         """Queue collections (``db.collection``) with their additional conditions (``correlation_id``: the
         signal's id, kept on the offsets as Debezium does)."""
         self.correlation_id = correlation_id or self.correlation_id
+        was_running = self.running
         known = {p.ns for p in self._queue}
         for ns in collections:
             if ns not in known:
                 self._queue.append(_Pending(ns, dict(conditions.get(ns) or {})))
+        if not was_running and self.running:
+            self._notify("STARTED", {"data_collections": self._queued()})
         log.info("[%s] Incremental snapshot of %s queued (%s collection(s) pending)", self._name,
                  ", ".join(collections), len(self._queue))
 
     def stop(self, collections: list[str] | None) -> None:
         """Drop the given collections (all when None) from the snapshot."""
+        stopped = [p.ns for p in self._queue if collections is None or p.ns in collections]
+        if stopped:
+            self._notify("ABORTED", {"data_collections": ",".join(stopped)})
         if collections is None:
             self._queue.clear()
         else:
@@ -97,6 +110,35 @@ class IncrementalSnapshot:
         if not self._queue or (self._chunk_id and self._read_ahead not in self._queue):
             self._reset_window()
         log.info("[%s] Incremental snapshot stopped for %s", self._name, collections or "every collection")
+
+    def pause(self) -> None:
+        """Stop reading chunks (a pause-snapshot signal)."""
+        if self.running and not self.paused:
+            self.paused = True
+            self._notify("PAUSED", {"data_collections": self._queued()})
+
+    def resume(self) -> None:
+        """Read chunks again (a resume-snapshot signal)."""
+        if self.running and self.paused:
+            self.paused = False
+            self._notify("RESUMED", {"data_collections": self._queued()})
+
+    # --- notifications ---------------------------------------------------------------------------------------
+
+    def _queued(self) -> str:
+        return ",".join(p.ns for p in self._queue)
+
+    def _notify(self, type_: str, data: Mapping[str, str]) -> None:
+        self._outbox.extend(self._notifications.notify(INCREMENTAL_SNAPSHOT, type_, data, self.correlation_id))
+
+    def _scan_completed(self, current: _Pending, status: str) -> None:
+        self._notify("TABLE_SCAN_COMPLETED", {"data_collections": self._queued(), "scanned_collection": current.ns,
+                                              "total_rows_scanned": str(current.rows), "status": status})
+
+    def take_notifications(self) -> list[SourceRecord]:
+        """The notification records sent since the last call."""
+        out, self._outbox = self._outbox, []
+        return out
 
     def _reset_window(self) -> None:
         self._chunk_id, self._window_open, self._buffer, self._read_ahead = None, False, {}, None
@@ -135,17 +177,23 @@ class IncrementalSnapshot:
             db, _, coll = current.ns.partition(".")
             try:
                 if not current.has_max and not self._find_maximum(current, db, coll):
+                    self._scan_completed(current, "EMPTY")
                     self._finish(current)
                     continue
                 chunk_id = str(uuid.uuid4())
                 signals = self._client[self._signal_db][self._signal_coll]
                 signals.insert_one({"_id": f"{chunk_id}-open", "type": "snapshot-window-open", "payload": ""})
                 docs = self._read(current, db, coll)
+                current.rows += len(docs)
                 if not docs:
                     if self._delete_open:
                         signals.delete_one({"_id": f"{chunk_id}-open"})
+                    self._scan_completed(current, "SUCCEEDED")
                     self._finish(current)
                     continue
+                self._notify("IN_PROGRESS", {
+                    "data_collections": self._queued(), "current_collection_in_progress": current.ns,
+                    "maximum_key": java_key(current.maximum), "last_processed_key": java_key(docs[-1]["_id"])})
                 self._chunk_id, self._read_ahead, self._chunk_last = chunk_id, current, docs[-1]["_id"]
                 self._buffer = {sort_key(d["_id"]): d for d in docs}
                 if self._delete_open:
@@ -155,6 +203,7 @@ class IncrementalSnapshot:
             except PyMongoError as exc:
                 log.warning("[%s] Incremental snapshot of %s skipped: %s", self._name, current.ns, exc)
                 self._reset_window()
+                self._scan_completed(current, "UNKNOWN_SCHEMA")
                 self._finish(current)
 
     def _find_maximum(self, current: _Pending, db: str, coll: str) -> bool:
@@ -176,6 +225,7 @@ class IncrementalSnapshot:
         if current in self._queue:
             self._queue.remove(current)
         if not self._queue:
+            self._notify("COMPLETED", {})
             self.correlation_id = None
         log.info("[%s] Incremental snapshot of %s completed", self._name, current.ns)
 
@@ -214,6 +264,7 @@ class IncrementalSnapshot:
                                                 marker="incremental") for _, doc in buffered]
         current.started, current.after = True, last
         if sort_key(current.after) >= sort_key(current.maximum):
+            self._scan_completed(current, "SUCCEEDED")
             self._finish(current)
         return records
 
@@ -221,6 +272,16 @@ class IncrementalSnapshot:
         """The offset of the ``r`` record of ``doc_id``: the stream position with the snapshot sent up to it."""
         state = tuple(self.state(doc_id).items())
         return replace(stream, incremental=state, incremental_read=True).to_offset()
+
+def java_key(value: Any) -> str:
+    """A document key as Debezium's notifications print it (``Objects.toString`` of the Java driver's value):
+    numbers, strings, ObjectId and Decimal128 as Java writes them, a standard UUID as its text."""
+    if isinstance(value, ObjectId | Decimal128):
+        return str(value)
+    if isinstance(value, Binary) and value.subtype == 4 and len(value) == 16:
+        return str(value.as_uuid())
+    return value_of(value)
+
 
 def by_id(collection: Any, query: Mapping[str, Any], direction: int, limit: int,
           projection: Mapping[str, Any] | None = None) -> list[Mapping[str, Any]]:

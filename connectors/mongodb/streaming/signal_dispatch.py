@@ -22,6 +22,7 @@ from typing import Any
 from connect.api.records import SourceRecord
 from connect.api.topics import TopicReader, TopicReaders
 from connectors.mongodb.event_converter import ChangeEventConverter
+from connectors.mongodb.notifications import DISABLED, NotificationService
 from connectors.mongodb.position import Position
 from connectors.mongodb.snapshot.incremental import IncrementalSnapshot
 from connectors.mongodb.streaming import signals
@@ -53,7 +54,7 @@ class SignalDispatcher:
 
     def __init__(self, client: Any, settings: SignalSettings, events: ChangeEventConverter, tag: str,
                  collections: Callable[[], list[str]], readers: TopicReaders | None,
-                 stored: Mapping[str, Any] | None) -> None:
+                 stored: Mapping[str, Any] | None, notifications: NotificationService = DISABLED) -> None:
         self._settings = settings
         self._name = tag  # "<connector>|task-<n>", the prefix of every log line
         self._collections = collections
@@ -61,7 +62,7 @@ class SignalDispatcher:
         self.incremental: IncrementalSnapshot | None = None
         if settings.data_collection:
             self.incremental = IncrementalSnapshot(client, settings.data_collection, events, settings.chunk_size,
-                                                   tag, settings.delete_open_watermark)
+                                                   tag, settings.delete_open_watermark, notifications)
             self.incremental.restore(stored)
         self._reader: TopicReader | None = None
         self._signal_offset = Position.from_offset(stored).signal_offset if stored else None
@@ -96,6 +97,8 @@ class SignalDispatcher:
         incremental = self.incremental
         if incremental is not None and incremental.running and incremental.idle:
             incremental.next_chunk()
+        if incremental is not None:
+            records.extend(incremental.take_notifications())  # no offset: stamping leaves them alone
         return records
 
     def stamp(self, records: list[SourceRecord], start: int = 0) -> None:
@@ -140,10 +143,10 @@ class SignalDispatcher:
             request = signals.snapshot_request(signal)
             self._require_incremental().stop(request.matching(self._collections()) if request.patterns else None)
         elif signal.type == signals.PAUSE_SNAPSHOT:
-            self._require_incremental().paused = True
+            self._require_incremental().pause()
             log.info("[%s] Incremental snapshot paused", self._name)
         elif signal.type == signals.RESUME_SNAPSHOT:
-            self._require_incremental().paused = False
+            self._require_incremental().resume()
             log.info("[%s] Incremental snapshot resumed", self._name)
         else:
             raise SignalError(f"unknown signal type {signal.type!r} (one of {', '.join(signals.KNOWN)})")

@@ -14,7 +14,7 @@ from bson import ObjectId
 from kafka import KafkaProducer
 
 from tests.integration.snapshots.helpers import create, event, load, replay
-from tests.integration.support import Worker, read_topic, unique, wait_stored_offset
+from tests.integration.support import Worker, payload, read_topic, unique, wait_stored_offset
 
 pytestmark = pytest.mark.integration
 
@@ -122,7 +122,10 @@ def _stays_still(stack: Any, mongo: Any, db: str, topic: str, first_marker: int)
 def test_pause_resume_and_stop_signals(worker: Worker, stack: Any, mongo: Any) -> None:
     db, prefix, name = unique("psig_"), unique("psig"), unique("psig-")
     load(mongo[db].items, DOCS, lambda i: {"_id": i, "v": 0})
-    create(worker, name, _config(stack, prefix, db, **{"incremental.snapshot.chunk.size": "100"}))
+    notes_topic = f"{prefix}-notifications"
+    create(worker, name, _config(stack, prefix, db, **{"incremental.snapshot.chunk.size": "100",
+                                                       "notification.enabled.channels": "sink",
+                                                       "notification.sink.topic.name": notes_topic}))
     topic = f"{prefix}.{db}.items"
     _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}\\.items"]})
     _signal(mongo, db, "pause-snapshot", {})
@@ -132,10 +135,27 @@ def test_pause_resume_and_stop_signals(worker: Worker, stack: Any, mongo: Any) -
     _signal(mongo, db, "resume-snapshot", {})
     records = read_topic(stack.kafka_bootstrap, topic, until=_reads_at_least(DOCS), timeout=300)
     assert set(_incremental_reads(records)) == set(range(DOCS))
+    notes = [payload(r.value) for r in read_topic(stack.kafka_bootstrap, notes_topic, until=lambda fresh: any(
+        payload(r.value)["type"] == "COMPLETED" for r in fresh), timeout=60)]
+    assert (notes[0]["aggregate_type"], notes[0]["type"]) == ("Initial Snapshot", "SKIPPED"), "snapshot.mode=no_data"
+    notes = notes[1:]
+    types = [n["type"] for n in notes]
+    assert types[0] == "STARTED" and types[-1] == "COMPLETED" and types.index("PAUSED") < types.index("RESUMED")
+    assert types.count("IN_PROGRESS") == DOCS // 100, types
+    assert {n["aggregate_type"] for n in notes} == {"Incremental Snapshot"}
+    assert len({n["id"] for n in notes}) == 1, "every notification of the run has the signal's id"
+    [done] = [n["additional_data"] for n in notes if n["type"] == "TABLE_SCAN_COMPLETED"]
+    assert done == {"connector_name": prefix, "scanned_collection": f"{db}.items", "total_rows_scanned": str(DOCS),
+                    "data_collections": f"{db}.items", "status": "SUCCEEDED"}
+    last_chunk = [n["additional_data"] for n in notes if n["type"] == "IN_PROGRESS"][-1]
+    assert (last_chunk["maximum_key"], last_chunk["last_processed_key"]) == (str(DOCS - 1), str(DOCS - 1))
 
     _signal(mongo, db, "execute-snapshot", {"data-collections": [f"{db}\\.items"]})
     _signal(mongo, db, "stop-snapshot", {"data-collections": [f"{db}\\.items"], "type": "incremental"})
     assert _log_has(worker, "Incremental snapshot stopped")
+    notes = [payload(r.value) for r in read_topic(stack.kafka_bootstrap, notes_topic, until=lambda fresh: any(
+        payload(r.value)["type"] == "ABORTED" for r in fresh), timeout=60)]
+    assert notes[-1]["additional_data"] == {"connector_name": prefix, "data_collections": f"{db}.items"}
     assert _stays_still(stack, mongo, db, topic, DOCS + 100) < 2 * DOCS + 5, "the stopped snapshot reads no more"
 
 

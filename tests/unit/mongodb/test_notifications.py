@@ -147,3 +147,17 @@ def test_custom_metric_tags_label_every_debezium_metric() -> None:
         assert sample.labels["team"] == "cdc" and sample.labels["my_env"] == "prod"
         assert sample.labels["task"] == "0" and sample.labels["name"] == "p"
     assert custom_labels((("1x", "v"),)) == {"_1x": "v"}
+
+
+def test_incremental_keys_print_as_java_does() -> None:
+    import uuid
+
+    from bson import Binary, Decimal128, Int64, ObjectId
+
+    from connectors.mongodb.snapshot.incremental import java_key
+
+    oid = ObjectId("65a0f0c1e4b0a1b2c3d4e5f6")
+    value = uuid.UUID("00010203-0405-0607-0809-0a0b0c0d0e0f")
+    assert [java_key(k) for k in (5, Int64(2147483657), 12.5, 1e7, "id", oid, Decimal128("123.45"),
+                                  Binary.from_uuid(value))] == [
+        "5", "2147483657", "12.5", "1.0E7", "id", "65a0f0c1e4b0a1b2c3d4e5f6", "123.45", str(value)]

@@ -18,6 +18,7 @@ class _Incremental(IncrementalSnapshot):
 
     def __init__(self) -> None:  # no super().__init__(): a stand-in, no client, no queue
         self.position = "before-chunk"
+        self._outbox = []  # no notifications
 
     @property
     def running(self) -> bool:
