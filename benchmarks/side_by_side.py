@@ -6,10 +6,13 @@ Each round stops the connector (``PUT /connectors/{c}/stop``), inserts the round
 times the drain from the resume to the last record acknowledged in Kafka; the worker process stays up, so the
 JVM warms up over the rounds and the first ``--warm-up`` rounds are left out of the medians. Also: CPU seconds
 of the worker's process tree per event, its peak resident memory, and the time from process start to the
-connector's task RUNNING. Then the latency at a steady write rate (:mod:`benchmarks.side_by_side_latency`), the
-systems again taking turns. Prints a table of ratios and appends it to ``benchmarks/results.md``.
+connector's task RUNNING. Then the initial snapshot of a collection by a new connector
+(:mod:`benchmarks.side_by_side_snapshot`) and the latency at a steady write rate
+(:mod:`benchmarks.side_by_side_latency`), the systems again taking turns. Prints a table of ratios and appends it
+to ``benchmarks/results.md``.
 
     python -m benchmarks.side_by_side [--docs 20000] [--rounds 6] [--warm-up 2] [--ours-only]
+                                      [--snapshot-docs 30000] [--snapshot-rounds 2]
                                       [--latency-rate 1000] [--latency-seconds 20] [--latency-rounds 2]
 """
 
@@ -34,6 +37,7 @@ from kafka import KafkaConsumer
 import stack
 from benchmarks import report
 from benchmarks import side_by_side_latency as latency
+from benchmarks import side_by_side_snapshot as snapshots
 from benchmarks.backlog_drain import document, end_offset, memory_kib, tree_cpu_seconds
 from compat.debezium.harness import DebeziumConnect
 from stack import procs
@@ -72,6 +76,7 @@ class Contender:
     startup_s: float = 0.0
     drained: int = 0
     rounds: list[dict[str, float]] = field(default_factory=list)
+    snapshots: list[dict[str, float]] = field(default_factory=list)
     latency: list[dict[str, float]] = field(default_factory=list)
 
     @property
@@ -198,6 +203,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--warm-up", type=int, default=2, help="first rounds left out of the medians")
     parser.add_argument("--ours-only", action="store_true", help="no Debezium (a quick check of ours)")
+    parser.add_argument("--snapshot-docs", type=int, default=30_000, help="documents of the snapshot phase")
+    parser.add_argument("--snapshot-rounds", type=int, default=2)
     parser.add_argument("--latency-rate", type=int, default=1000, help="writes/s of the latency phase")
     parser.add_argument("--latency-seconds", type=float, default=20)
     parser.add_argument("--latency-rounds", type=int, default=2)
@@ -211,6 +218,16 @@ def main() -> None:
             order = contenders if number % 2 == 0 else list(reversed(contenders))
             for entry in order:
                 drain_round(entry, number, args.docs)
+        for entry in contenders:
+            snapshots.fill(entry.mongo, args.snapshot_docs)
+        for number in range(args.snapshot_rounds):
+            order = contenders if number % 2 == 0 else list(reversed(contenders))
+            for entry in order:
+                result = snapshots.snapshot_round(entry.http, entry.consumer, entry.endpoints.mongo_uri, entry.pid(),
+                                                  number, args.snapshot_docs, _wait, {})
+                print(f"snapshot round {number + 1} {entry.name}: {result['docs_per_s']:,.0f} documents/s, "
+                      f"{result['snapshot_cpu_us_per_doc']:.0f} µs CPU/document", flush=True)
+                entry.snapshots.append(result)
         for number in range(args.latency_rounds):
             order = contenders if number % 2 == 0 else list(reversed(contenders))
             for entry in order:
@@ -221,6 +238,8 @@ def main() -> None:
                       f"p99 {result['p99_ms']:.0f} ms", flush=True)
                 entry.latency.append(result)
         floor = stream_floor(contenders[0], args.docs)
+        read_floor = snapshots.sorted_read_floor(contenders[0].endpoints.mongo_uri, args.snapshot_docs) \
+            if args.snapshot_rounds else 0.0
         load = Path("/proc/loadavg").read_text().split()[0]
         lines = [report.heading("side_by_side"), "",
                  f"- {args.rounds} rounds of {args.docs:,} documents (about 1 KB) per system, taking turns; medians "
@@ -236,7 +255,17 @@ def main() -> None:
             ratio = (f"{_median(contenders[0], key, args.warm_up) / _median(contenders[1], key, args.warm_up):.2f}x"
                      if len(contenders) > 1 else "-")
             lines.append(f"| {label} | " + " | ".join(cells) + f" | {ratio} |")
+        for key, label in (("docs_per_s", "initial snapshot, documents/s"),
+                           ("snapshot_cpu_us_per_doc", "worker CPU per snapshot document, µs")):
+            if not args.snapshot_rounds:
+                break
+            values = [statistics.median(r[key] for r in e.snapshots) for e in contenders]
+            ratio = f"{values[0] / values[1]:.2f}x" if len(values) > 1 and values[1] else "-"
+            lines.append(f"| {label} ({args.snapshot_docs:,} documents, median of {args.snapshot_rounds} rounds) | "
+                         + " | ".join(f"{v:,.0f}" for v in values) + f" | {ratio} |")
         for key, label in (("p50_ms", "p50 latency"), ("p99_ms", "p99 latency")):
+            if not args.latency_rounds:
+                break
             values = [statistics.median(r[key] for r in e.latency) for e in contenders]
             ratio = f"{values[0] / values[1]:.2f}x" if len(values) > 1 and values[1] else "-"
             lines.append(f"| {label} at {args.latency_rate:,} writes/s, ms (median of {args.latency_rounds} rounds) | "
@@ -247,6 +276,10 @@ def main() -> None:
         ours = _median(contenders[0], "events_per_s", args.warm_up)
         lines += ["", f"- floor, same run: SecantusDB's raw change stream drains **{floor:,.0f} events/s** "
                       f"(no worker); ours reaches {ours / floor:.0%} of it",
+                  *([f"- floor, same run: a bare `_id`-sorted read of the snapshot's collection as raw BSON "
+                     f"reads **{read_floor:,.0f} documents/s**; ours snapshots at "
+                     f"{statistics.median(r['docs_per_s'] for r in contenders[0].snapshots) / read_floor:.0%} of it"]
+                    if args.snapshot_rounds else []),
                   f"- 1-minute load average at the end: {load} on 2 cores", ""]
         report.append(lines)
 
