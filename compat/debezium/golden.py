@@ -17,12 +17,14 @@ from pathlib import Path
 
 import pymongo
 
-from compat.debezium import harness, releases, snapshot_scenario
+from compat.debezium import harness, incremental_scenario, releases, snapshot_scenario
 
 GOLDEN_DIR = Path(__file__).resolve().parents[2] / "tests" / "integration" / "mongodb" / "golden"
 
 
-SCENARIOS = ("streaming", "snapshot")
+SCENARIOS = ("streaming", "snapshot", "incremental")
+SCRIPTED = {"snapshot": snapshot_scenario, "incremental": incremental_scenario}
+"""The scenarios that run their own steps against a connector made by a callback."""
 
 
 def golden_path(release: str, scenario: str = "streaming") -> Path:
@@ -40,11 +42,11 @@ def record(out: Path, release: str | None = None, scenario: str = "streaming") -
     returns their number."""
     with harness.running("golden", release) as (endpoints, connect):
         client: pymongo.MongoClient[dict[str, object]] = pymongo.MongoClient(endpoints.mongo_uri)
-        if scenario == "snapshot":
+        if scenario in SCRIPTED:
             def create(config: dict[str, str]) -> None:
                 harness.post_connector(connect.address, {"name": "golden", "config": config})
-            records = snapshot_scenario.capture(client, endpoints.kafka_bootstrap, PREFIX, create,
-                                                endpoints.mongo_uri)
+            records = SCRIPTED[scenario].capture(client, endpoints.kafka_bootstrap, PREFIX, create,
+                                                 endpoints.mongo_uri)
             client.close()
         else:
             start = client.admin.command("ping")["operationTime"]
@@ -65,8 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     known, rest = parser.parse_known_args(argv)
     return harness.record_main(rest, __doc__, golden_path(known.release, known.scenario),
                                lambda out: record(out, known.release, known.scenario), "records",
-                               minimum=MINIMUM_RECORDS if known.scenario == "streaming"
-                               else snapshot_scenario.RECORDS)
+                               minimum=SCRIPTED[known.scenario].RECORDS if known.scenario in SCRIPTED
+                               else MINIMUM_RECORDS)
 
 
 if __name__ == "__main__":

@@ -123,14 +123,21 @@ class ChangeEventConverter:
 
     def snapshot_record(self, doc: Mapping[str, Any], db: str, coll: str, offset: Mapping[str, Any],
                         marker: str = "true") -> SourceRecord:
-        """An ``r`` record of the initial snapshot: ``after`` is the document, ``source.snapshot`` is ``marker``
-        (``true``, or ``last`` on the final record), ``ord`` is -1 and ``ts_ms`` the time it was read."""
+        """An ``r`` record of a snapshot: ``after`` is the document, ``source.snapshot`` is ``marker`` (``true``,
+        or ``last`` on the final record), ``ord`` is -1 and ``ts_ms`` the time it was read. An incremental
+        snapshot's record (``marker`` ``incremental``) has, as Debezium's, the stream position of ``offset`` in its
+        source: ``ts_ms`` its cluster time's seconds, ``ord`` its increment."""
         topic, k_schema, v_schema = self._names(db, coll)
         now = self._clock_ms()
+        ts_ms, order = now, -1
+        if marker == "incremental":
+            stream = Position.from_offset(offset)
+            if stream.sec is not None and stream.sec >= 0 and stream.ord is not None:
+                ts_ms, order = stream.sec * 1000, stream.ord
         source = _struct(SOURCE_SCHEMA, {
-            "version": self._version, "connector": CONNECTOR_NAME, "name": self._prefix, "ts_ms": now,
-            "snapshot": marker, "db": db, "ts_us": now * 1000, "ts_ns": now * 1_000_000, "collection": coll,
-            "ord": -1,
+            "version": self._version, "connector": CONNECTOR_NAME, "name": self._prefix, "ts_ms": ts_ms,
+            "snapshot": marker, "db": db, "ts_us": ts_ms * 1000, "ts_ns": ts_ms * 1_000_000, "collection": coll,
+            "ord": order,
         })
         selected = self._fields.for_collection(db, coll) if self._fields is not None else None
         after = json_writer.strict(doc if selected is None else selected.image(doc), self._plus)

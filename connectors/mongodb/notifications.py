@@ -68,7 +68,9 @@ class Notification:
 
 
 def additional_data(data: Mapping[str, str], connector_name: str) -> tuple[tuple[str, str], ...]:
-    """``new HashMap<>(Map.of(data…))`` with ``connector_name`` put last, in its iteration order."""
+    """``new HashMap<>(Map.of(data…))`` with ``connector_name`` put last, in its iteration order. Keys that share a
+    bucket keep the order of ``data``, which must be the order Debezium's ``Map.of`` iterates in (fixed for a JDK
+    build, by its archived salt): the callers give it as recorded from Debezium."""
     values = {**data, "connector_name": connector_name}
     table = JavaHashMap.copy_of(list(data))
     table.put("connector_name")

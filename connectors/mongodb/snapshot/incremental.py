@@ -191,9 +191,11 @@ class IncrementalSnapshot:
                     self._scan_completed(current, "SUCCEEDED")
                     self._finish(current)
                     continue
+                # keys sharing a HashMap bucket keep the order Debezium's Map.of iterates in (last_processed_key
+                # before data_collections, as recorded from Debezium: golden/debezium-*-incremental.jsonl)
                 self._notify("IN_PROGRESS", {
-                    "data_collections": self._queued(), "current_collection_in_progress": current.ns,
-                    "maximum_key": java_key(current.maximum), "last_processed_key": java_key(docs[-1]["_id"])})
+                    "current_collection_in_progress": current.ns, "maximum_key": java_key(current.maximum),
+                    "last_processed_key": java_key(docs[-1]["_id"]), "data_collections": self._queued()})
                 self._chunk_id, self._read_ahead, self._chunk_last = chunk_id, current, docs[-1]["_id"]
                 self._buffer = {sort_key(d["_id"]): d for d in docs}
                 if self._delete_open:

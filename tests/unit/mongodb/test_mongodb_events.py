@@ -370,3 +370,15 @@ def offset_of(record: SourceRecord) -> Mapping[str, Any]:
     """A change record's source offset (every one has one)."""
     assert record.source_offset is not None
     return record.source_offset
+
+
+def test_incremental_snapshot_records_carry_the_stream_position_in_source() -> None:
+    """As Debezium's (``readEvent`` with the offset context of the window's close): ``ord`` the increment and
+    ``ts_ms`` the seconds of the stream position, where an initial snapshot record has ``ord`` -1."""
+    events = converter()
+    offset = {"sec": 1700000000, "ord": 3, "resume_token": "x"}
+    incremental = events.snapshot_record({"_id": 1}, "db", "c", offset, marker="incremental")
+    source = incremental.value.get("source")
+    assert (source.get("ord"), source.get("ts_ms"), source.get("snapshot")) == (3, 1_700_000_000_000, "incremental")
+    initial = events.snapshot_record({"_id": 1}, "db", "c", offset).value.get("source")
+    assert (initial.get("ord"), initial.get("snapshot")) == (-1, "true")
