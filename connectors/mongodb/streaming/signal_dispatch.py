@@ -158,8 +158,10 @@ class SignalDispatcher:
         if request.kind == "blocking":
             self.blocking = dataclasses.replace(request, conditions={ns: request.condition(ns) for ns in collections})
             return
-        self._require_incremental().add(collections, {ns: request.condition(ns) for ns in collections},
-                                        request.correlation_id)
+        incremental = self._require_incremental()
+        incremental.add(collections, {ns: request.condition(ns) for ns in collections}, request.correlation_id)
+        if incremental.idle:  # as Debezium: the first chunk (and the maximum key) is read when the signal arrives,
+            incremental.next_chunk()  # so a pause signal right after it leaves the snapshot's end where it was
 
     def _require_incremental(self) -> IncrementalSnapshot:
         if self.incremental is None:
