@@ -50,6 +50,8 @@ RECORDERS: tuple[Recorder, ...] = (
     *(Recorder(f"golden-{release}-incremental",
                f"tests/integration/mongodb/golden/debezium-{release}-incremental.jsonl",
                _golden(release, "incremental")) for release in releases.available()),
+    Recorder("incremental-offsets", "tests/unit/mongodb/data/debezium_incremental_offsets.jsonl",
+             _module_main("compat.debezium.incremental_offsets")),
     Recorder("naming", "tests/integration/mongodb/golden/naming.json", _module_main("compat.debezium.naming")),
     Recorder("config-keys", "tests/unit/mongodb/golden/debezium_mongodb_keys.json",
              _module_main("compat.debezium.config_keys")),
@@ -65,7 +67,6 @@ RECORDERS: tuple[Recorder, ...] = (
 WITHOUT_RECORDER = (
     "tests/unit/converters/java_golden.json",
     "tests/unit/mongodb/data/debezium_records_golden.jsonl",
-    "tests/unit/mongodb/data/debezium_incremental_offsets.jsonl",
 )
 
 
@@ -74,9 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     by_name = {r.name: r for r in RECORDERS}
     if not args or args == ["list"]:
         for recorder in RECORDERS:
-            print(f"{recorder.name:24} {recorder.goldens}")
+            print(f"{recorder.name:32} {recorder.goldens}")
         for path in WITHOUT_RECORDER:
-            print(f"{'(no recorder yet)':24} {path}")
+            print(f"{'(no recorder yet)':32} {path}")
         return 0
     chosen = list(RECORDERS) if args == ["all"] else [by_name[a] for a in args if a in by_name]
     unknown = [a for a in args if a != "all" and a not in by_name]

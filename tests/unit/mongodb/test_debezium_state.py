@@ -5,8 +5,8 @@ Apache Kafka Connect 4.3.1, against SecantusDB) committed in the middle of incre
 collections of 3,000 documents, ``incremental.snapshot.chunk.size`` 20, ``_id``s of type int, long, string,
 ObjectId, double, Decimal128 (odd ``i``: ``i.5``, even: ``-iE-3``) and UUID (binary subtype 4,
 ``c5a0f0c1-e4b0-4a1b-8000-<i as 12 hex digits>``), the int one with an additional condition; read back from the
-offsets topic (the last two paused with a ``pause-snapshot`` signal after 400 reads, each connector with its own
-signal collection, ``compat.debezium.harness.running`` and ``post_connector``).
+offsets topic, each connector with its own signal collection. Re-recorded by ``python -m compat.record
+incremental-offsets`` (``compat/debezium/incremental_offsets.py``).
 """
 
 from __future__ import annotations
