@@ -42,9 +42,15 @@ class ConnectWorker(Service):
     name = "worker"
     start_timeout = 90.0
 
-    def __init__(self, state_dir: Path, port: int, properties: Mapping[str, str] | None = None) -> None:
+    def __init__(self, state_dir: Path, port: int, properties: Mapping[str, str] | None = None,
+                 env: Mapping[str, str] | None = None) -> None:
+        """``env``: extra environment variables of the process (tests: ``CONNECT_TEST_HOLD_DIR``)."""
         super().__init__(state_dir, port)
         self.properties = dict(properties or {})
+        self.extra_env = dict(env or {})
+
+    def env(self) -> dict[str, str]:
+        return dict(self.extra_env)
 
     @property
     def properties_path(self) -> Path:

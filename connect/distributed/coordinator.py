@@ -65,6 +65,12 @@ class GroupCoordinator:
 
     def tick(self, listener: RebalanceListener) -> None:
         cluster = self.cluster
+        if self._config_store.take_write_fenced() and cluster.is_leader:
+            # a privileged write failed, most likely because a newer leader fenced this one while it was away: rejoin,
+            # and claim the privileges again only if the group still makes this worker its leader
+            log.warning("Failed to write to config topic as leader; rejoining the group, then reclaiming write "
+                        "privileges for the config topic if still the leader")
+            cluster.member.request_rejoin()
         if cluster.rejoin_due():
             log.info("Scheduled rebalance delay passed: rejoining the group")
             cluster.member.request_rejoin()
@@ -82,6 +88,8 @@ class GroupCoordinator:
             return
         received = cluster.take()
         if received is None:
+            if cluster.is_leader and not cluster.member.rebalancing and self._config_store.needs_write_privileges():
+                self._claim_write_privileges("as the leader, after an earlier attempt failed", backoff=0.25)
             return
         theirs, own = received.assignment.config_topic, self._config.config_storage_topic
         if theirs is not None and theirs != own:
@@ -104,10 +112,20 @@ class GroupCoordinator:
         snapshot = self._config_store.snapshot()
         cluster.apply(received, snapshot)
         self._rebalance.completed_with(received.generation, received.assignment.leader_url, received.protocol)
+        if cluster.is_leader:
+            # as the leader, this worker may now write connector configs, session keys and task count records
+            self._claim_write_privileges("after being elected leader during rebalance")
         self._ensure_session_key(snapshot)
         if received.revoked:  # incremental cooperative: stop what was taken away, then a follow-up round
             listener.stop_unowned()
             cluster.member.request_rejoin()
+
+    def _claim_write_privileges(self, when: str, backoff: float = 0.0) -> None:
+        try:
+            self._config_store.claim_write_privileges()
+        except ConnectError as exc:
+            log.error("Unable to claim write privileges for config topic %s: %s", when, exc)
+            self._stop.wait(backoff)
 
     def after_reconcile(self, snapshot: ConfigState) -> None:
         if self.cluster.needs_rebalance(snapshot):

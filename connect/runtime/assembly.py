@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 from connect import clients
@@ -16,8 +17,10 @@ from connect.distributed import forwarding
 from connect.distributed.cluster import join_group
 from connect.distributed.coordinator import GroupCoordinator
 from connect.distributed.zombie_fencing import ZombieFencing
+from connect.runtime import exactly_once
 from connect.runtime.herder import Herder
 from connect.runtime.membership import Membership
+from connect.runtime.rdkafka_producer import RdKafkaProducer
 from connect.runtime.worker import Worker
 from connect.runtime.worker_config import WorkerConfig, prefixed
 from connect.storage.base import ConfigStore, OffsetStore, StatusStore
@@ -125,7 +128,7 @@ def distributed(props: Mapping[str, str]) -> Runtime:
     ])
     client_id = f"{config.group_id}-"
     # exactly-once tasks commit offsets in transactions: the worker reads only committed ones (Connect's
-    # KafkaOffsetBackingStore under exactly.once.source.support=enabled)
+    # KafkaOffsetBackingStore and KafkaConfigBackingStore under exactly.once.source.support=enabled)
     offsets_reader = {"isolation.level": "read_committed"} if config.exactly_once_source_enabled() else {}
     offset_topic = TopicSpec("", config.offset_storage_partitions, config.offset_storage_replication_factor,
                              _topic_settings(raw, "offset.storage."))
@@ -135,9 +138,17 @@ def distributed(props: Mapping[str, str]) -> Runtime:
         create_internal_topics({**settings, **prefixed(raw, "admin.")}, [replace(offset_topic, name=topic)])
         return KafkaOffsetStore(topic, {**settings, "client.id": f"{client_id}offsets-{topic}", **offsets_reader})
 
+    # under preparing and enabled the leader writes to the config topic with a fencable transactional producer
+    # (Connect's transactionalLeaderEnabled); only under enabled do readers skip what was not committed
+    leader_writer = None
+    if config.exactly_once_source_support != exactly_once.DISABLED:
+        assert config.group_id is not None
+        leader = exactly_once.leader_producer_settings(settings, config.group_id, f"{client_id}configs-leader")
+        leader_writer = partial(RdKafkaProducer, leader)
     return Runtime(
         config, raw,
-        KafkaConfigStore(config.config_storage_topic, {**settings, "client.id": client_id + "configs"}),
+        KafkaConfigStore(config.config_storage_topic,
+                         {**settings, "client.id": client_id + "configs", **offsets_reader}, leader_writer),
         KafkaOffsetStore(config.offset_storage_topic,
                          {**settings, "client.id": client_id + "offsets", **offsets_reader}),
         KafkaStatusStore(config.status_storage_topic, {**settings, "client.id": client_id + "statuses"}),

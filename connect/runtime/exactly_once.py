@@ -48,6 +48,24 @@ def transactional_id(group_id: str, connector: str, task: int) -> str:
     return f"{group_id}-{connector}-{task}"
 
 
+def leader_transactional_id(group_id: str) -> str:
+    """Connect's ``DistributedConfig.transactionalProducerId``: the leader's config-topic producer's id, one per
+    cluster, so that each new leader fences the previous one."""
+    return f"connect-cluster-{group_id}"
+
+
+def leader_producer_settings(settings: Mapping[str, Any], group_id: str, client_id: str) -> dict[str, Any]:
+    """The leader's fencable config-topic producer (Connect's ``KafkaConfigBackingStore.fencableProducerProps``,
+    used with ``exactly.once.source.support`` ``preparing`` or ``enabled``): acks=all, idempotent, transactional."""
+    result: dict[str, Any] = {**settings, "client.id": client_id, "acks": "all",
+                              "max.in.flight.requests.per.connection": 5}
+    justification = ("for the worker's config topic producer when exactly-once source support is enabled or in "
+                     "preparation to be enabled")
+    ensure_property(result, "enable.idempotence", "true", justification, case_sensitive=False)
+    ensure_property(result, "transactional.id", leader_transactional_id(group_id), justification, case_sensitive=True)
+    return result
+
+
 def ensure_property(props: MutableMapping[str, Any], key: str, expected: str, justification: str, *,
                     case_sensitive: bool) -> None:
     """Connect's ``ConnectUtils.ensureProperty``: set ``key`` to ``expected``, warning (in Java's words) when the

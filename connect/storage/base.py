@@ -70,7 +70,7 @@ class ConfigStore(ABC):
 
     def put_logger_level(self, namespace: str, level: str) -> None:
         """Write a cluster-scope log level (KIP-976)."""
-        self._write([(f"logger-cluster-{namespace}", {"level": level})])
+        self._write([(f"logger-cluster-{namespace}", {"level": level})], privileged=False)
 
     def _apply(self, key: str, value: bytes | None, offset: int) -> None:
         with self._lock:
@@ -80,19 +80,20 @@ class ConfigStore(ABC):
 
     def put_connector_config(self, name: str, props: Mapping[str, str],
                              target_state: TargetState | None = None) -> None:
-        """Write a connector config, preceded by its target state when one is given."""
+        """Write a connector config, preceded by its target state when one is given (one privileged write)."""
+        records: list[tuple[str, dict[str, Any] | None]] = []
         if target_state is not None:
-            self.put_target_state(name, target_state)
-        self._write([(f"connector-{name}", {"properties": dict(props)})])
+            records.append(_target_state_record(name, target_state))
+        records.append((f"connector-{name}", {"properties": dict(props)}))
+        self._write(records)
 
     def remove_connector_config(self, name: str) -> None:
         """Delete a connector: tombstones for its config and target state."""
         self._write([(f"connector-{name}", None), (f"target-state-{name}", None)])
 
     def put_target_state(self, name: str, state: TargetState) -> None:
-        """Write a target state (``state`` downgraded for old workers, ``state.v2`` exact)."""
-        legacy = TargetState.PAUSED if state is TargetState.STOPPED else state
-        self._write([(f"target-state-{name}", {"state": legacy.value, "state.v2": state.value})])
+        """Write a target state (any worker may: not a privileged write, as in Connect)."""
+        self._write([_target_state_record(name, state)], privileged=False)
 
     def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
         """Write task configs then the commit record that applies them."""
@@ -118,8 +119,22 @@ class ConfigStore(ABC):
         self._write([(f"restart-connector-{name}", {"include-tasks": include_tasks, "only-failed": only_failed})])
 
     @abstractmethod
-    def _write(self, records: list[tuple[str, dict[str, Any] | None]]) -> None:
-        """Durably write ``records`` in order and apply them before returning."""
+    def _write(self, records: list[tuple[str, dict[str, Any] | None]], *, privileged: bool = True) -> None:
+        """Durably write ``records`` in order and apply them before returning. ``privileged`` writes are the
+        leader's (connector and task configs, task count records, session keys, restart requests): with a fencable
+        writer they go in one transaction of the leader's transactional producer (Connect's ``sendPrivileged``)."""
+
+    def claim_write_privileges(self) -> None:  # noqa: B027 - only stores with a fencable writer have privileges
+        """Become the config topic's only privileged writer (the leader, under exactly-once source support)."""
+
+    def needs_write_privileges(self) -> bool:
+        """True when privileged writes need :meth:`claim_write_privileges` first."""
+        return False
+
+    def take_write_fenced(self) -> bool:
+        """True once after a privileged write failed (the writer was fenced, or lost): the leader must rejoin and
+        claim the privileges again if it still leads."""
+        return False
 
     def start(self) -> None:  # noqa: B027 - optional for in-memory stores
         """Load the current state."""
@@ -232,3 +247,9 @@ class OffsetStore(Protocol):
 
     def stop(self, timeout: float = 10.0) -> None:
         """Release resources; idempotent."""
+
+
+def _target_state_record(name: str, state: TargetState) -> tuple[str, dict[str, Any]]:
+    """``target-state-<name>``: ``state`` downgraded for old workers (STOPPED as PAUSED), ``state.v2`` exact."""
+    legacy = TargetState.PAUSED if state is TargetState.STOPPED else state
+    return f"target-state-{name}", {"state": legacy.value, "state.v2": state.value}

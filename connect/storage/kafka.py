@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, Protocol
 
 from kafka.errors import KafkaError
 
-from connect import clients
+from connect import clients, test_hooks
 from connect.api.errors import ConnectError
 from connect.storage import codec
 from connect.storage.base import ConfigStore, Status, StatusStore
@@ -33,12 +33,48 @@ def create_internal_topics(admin_settings: Mapping[str, Any], specs: list[TopicS
         admin.close()
 
 
-class KafkaConfigStore(ConfigStore):
-    """Connector configs on the single-partition config topic."""
+class LeaderWriter(Protocol):
+    """The leader's transactional producer for the config topic (librdkafka's ``RdKafkaProducer``)."""
 
-    def __init__(self, topic: str, client_settings: Mapping[str, Any]) -> None:
+    def init_transactions(self, timeout: float) -> None:
+        """Fence the previous leader's producer (same ``transactional.id``) and abort its open transaction."""
+
+    def begin_transaction(self) -> None:
+        """Open a transaction."""
+
+    def send(self, topic: str, *, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
+             partition: int | None, timestamp_ms: int | None) -> Any:
+        """Queue a record in the open transaction."""
+
+    def commit_transaction(self, timeout: float) -> None:
+        """Flush and commit; fails once a newer leader fenced this producer."""
+
+    def close(self, timeout: float | None = None) -> None:
+        """Release the producer; idempotent."""
+
+
+class PrivilegedWriteError(ConnectError):
+    """A leader's transactional write to the config topic failed (Connect's ``PrivilegedWriteException``): most
+    likely a newer leader fenced this worker's producer. Nothing of it is visible to ``read_committed`` readers."""
+
+
+class KafkaConfigStore(ConfigStore):
+    """Connector configs on the single-partition config topic.
+
+    With ``exactly.once.source.support`` ``preparing`` or ``enabled`` the store has a fencable writer (Connect's
+    ``KafkaConfigBackingStore.fencableProducer``): the leader's privileged writes go through a transactional
+    producer whose ``transactional.id`` is ``connect-cluster-<group.id>``, claimed by each new leader, which fences
+    every earlier leader's producer: a zombie leader cannot write connector configs, task configs or task counts."""
+
+    def __init__(self, topic: str, client_settings: Mapping[str, Any],
+                 leader_writer: Callable[[], LeaderWriter] | None = None) -> None:
+        """``leader_writer`` creates the leader's transactional producer (None: privileged writes are plain)."""
         super().__init__()
         self._log = KafkaLog(topic, client_settings, self._on_record)
+        self._leader_writer = leader_writer
+        self._writer: LeaderWriter | None = None
+        self._writer_lock = threading.Lock()
+        self._fenced = False
 
     def start(self) -> None:
         """Read the config topic to its end (restart requests already in it are history, not work)."""
@@ -51,8 +87,41 @@ class KafkaConfigStore(ConfigStore):
         self._log.read_to_end().result(timeout)
 
     def stop(self, timeout: float = 10.0) -> None:
-        """Stop reading; idempotent."""
+        """Give up the write privileges and stop reading; idempotent."""
+        self._relinquish()
         self._log.stop(timeout)
+
+    def claim_write_privileges(self) -> None:
+        """Create and initialize the fencable producer (Connect's ``claimWritePrivileges``): its ``InitProducerId``
+        fences every earlier holder of the transactional id. Nothing to do without a fencable writer or when held."""
+        with self._writer_lock:
+            if self._leader_writer is None or self._writer is not None:
+                return
+            writer: LeaderWriter | None = None
+            try:
+                writer = self._leader_writer()
+                writer.init_transactions(30)
+            except Exception as exc:
+                if writer is not None:
+                    writer.close(0)
+                raise ConnectError(f"Failed to create and initialize fencable producer for config topic: {exc}"
+                                   ) from exc
+            self._writer = writer
+        log.info("Claimed write privileges for the config topic %s", self._log.topic)
+
+    def needs_write_privileges(self) -> bool:
+        return self._leader_writer is not None and self._writer is None
+
+    def take_write_fenced(self) -> bool:
+        with self._writer_lock:
+            fenced, self._fenced = self._fenced, False
+        return fenced
+
+    def _relinquish(self) -> None:
+        with self._writer_lock:
+            writer, self._writer = self._writer, None
+        if writer is not None:
+            writer.close(0)
 
     def _on_record(self, key: bytes | None, value: bytes | None, _partition: int, offset: int) -> None:
         if key is None:
@@ -60,12 +129,34 @@ class KafkaConfigStore(ConfigStore):
             return
         self._apply(key.decode(), value, offset)
 
-    def _write(self, records: list[tuple[str, dict[str, Any] | None]]) -> None:
-        futures = [self._log.send(key.encode(), None if value is None else codec.dumps(value))
-                   for key, value in records]
-        for future in futures:
-            future.result(30)
+    def _write(self, records: list[tuple[str, dict[str, Any] | None]], *, privileged: bool = True) -> None:
+        encoded = [(key.encode(), None if value is None else codec.dumps(value)) for key, value in records]
+        if privileged and self._leader_writer is not None:
+            self._send_privileged(encoded)
+        else:
+            futures = [self._log.send(key, value) for key, value in encoded]
+            for future in futures:
+                future.result(30)
         self.refresh(30)
+
+    def _send_privileged(self, records: list[tuple[bytes, bytes | None]]) -> None:
+        """One transaction of the leader's fencable producer (Connect's ``sendPrivileged``)."""
+        writer = self._writer
+        if writer is None:
+            raise ConnectError("Cannot produce to config topic without claiming write privileges first")
+        test_hooks.hold("config-write")
+        try:
+            writer.begin_transaction()
+            for key, value in records:
+                writer.send(self._log.topic, value=value, key=key, headers=[], partition=None, timestamp_ms=None)
+            writer.commit_transaction(30)
+        except Exception as exc:
+            log.warning("Failed to perform fencable send to config topic: %s", exc)
+            self._relinquish()
+            with self._writer_lock:
+                self._fenced = True
+            raise PrivilegedWriteError(f"Failed to write to config topic; this may be due to a transient error and "
+                                       f"the request can be safely retried ({exc})") from exc
 
 
 class KafkaOffsetStore:

@@ -15,7 +15,7 @@ class MemoryConfigStore(ConfigStore):
         super().__init__()
         self._offset = 0
 
-    def _write(self, records: list[tuple[str, dict[str, Any] | None]]) -> None:
+    def _write(self, records: list[tuple[str, dict[str, Any] | None]], *, privileged: bool = True) -> None:
         for key, value in records:
             self._apply(key, None if value is None else codec.dumps(value), self._offset)
             self._offset += 1

@@ -25,10 +25,11 @@ def worker_factory(stack: StackEndpoints, tmp_path: Path) -> Iterator[Callable[.
     group = f"connect-test-{uuid.uuid4().hex[:8]}"
     started: list[ConnectWorker] = []
 
-    def start(extra: dict[str, str] | None = None, port: int | None = None) -> Worker:
+    def start(extra: dict[str, str] | None = None, port: int | None = None, env: dict[str, str] | None = None,
+              ) -> Worker:
         rest_port = port or stack_mod.free_port()
         props = distributed_properties(stack.kafka_bootstrap, rest_port, group_id=group, extra=extra)
-        process = ConnectWorker(tmp_path / f"worker-{next(_counter)}", rest_port, props)
+        process = ConnectWorker(tmp_path / f"worker-{next(_counter)}", rest_port, props, env)
         process.start()
         started.append(process)
         return Worker(process)
