@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, MutableMapping
 from enum import Enum
 from typing import Any, Protocol
 
-from connect import clients
+from connect import clients, test_hooks
 from connect.api.errors import ConnectError
 from connect.api.records import SourceRecord
 from connect.runtime.offsets import SubmittedRecord
@@ -297,6 +297,9 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         for key, value in batch.items():
             self._producer.send(self._offsets_topic, value=value, key=key, headers=[], partition=None,
                                 timestamp_ms=None)
+        if test_hooks.armed("transaction-commit"):  # tests: a crash with the records and offsets written, uncommitted
+            self._producer.flush(self._flush_timeout)
+            test_hooks.hold("transaction-commit")
         started = time.monotonic()
         try:
             self._txn.commit_transaction(self._flush_timeout + 30)

@@ -1,7 +1,8 @@
 """Exactly-once source delivery (KIP-618) against real Kafka and SecantusDB.
 
 With ``exactly.once.source.support=enabled`` the worker is SIGKILLed three times while a writer applies 10,000
-changes: a ``read_committed`` consumer sees every change exactly once, in order per document. The same crash,
+changes, once inside a transaction commit: a ``read_committed`` consumer sees every change exactly once, in order
+per document. The same crash,
 placed where at-least-once delivery must repeat itself (records acknowledged, their offsets not yet flushed), gives
 duplicates with ``disabled`` and none with ``enabled``: the test shows the difference, not just the absence of a
 symptom.
@@ -16,14 +17,16 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
-from kafka import KafkaConsumer
+from kafka import KafkaConsumer, TopicPartition
 
 from connect.api.errors import ConnectError
 from connect.runtime import exactly_once
 from connect.runtime.rdkafka_producer import RdKafkaProducer, fence_producers
+from connect.test_hooks import ENV
 from tests.integration.support import (
     Worker,
     assign_from_beginning,
@@ -81,14 +84,36 @@ def _changes(expected: int) -> Callable[[dict[int, list[str]]], bool]:
     return lambda seen: sum(len(ops) for ops in seen.values()) >= expected
 
 
+def _hold_in_commit(holds: Path, bootstrap: str, topic: str) -> None:
+    """Hold the task right before its next transaction commit, once its records are written: the topic then holds
+    records past the last stable offset (what ``read_committed`` consumers may read)."""
+    (holds / "transaction-commit.hold").touch()
+    deadline = time.monotonic() + 120
+    while not (holds / "transaction-commit.reached").exists():
+        assert time.monotonic() < deadline, "the task never reached a transaction commit"
+        time.sleep(0.05)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+                             isolation_level="read_committed")
+    try:
+        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
+        stable = sum(consumer.end_offsets(tps).values())
+    finally:
+        consumer.close()
+    assert end_offsets(bootstrap, [topic])[topic] > stable, "no uncommitted records while the commit is held"
+
+
 def _restart(worker: Worker, name: str) -> None:
     worker.process.start()
     worker.wait_running(name, timeout=120)
 
 
 def test_sigkill_three_times_every_change_exactly_once(worker_factory: Callable[..., Worker], stack: Any,
-                                                      mongo: Any) -> None:
-    worker = worker_factory({"exactly.once.source.support": "enabled"})
+                                                      mongo: Any, tmp_path: Path) -> None:
+    """The second kill lands inside a transaction commit, deterministically: a test hook holds the task right
+    before ``commitTransaction``, its records and offsets written to Kafka, and the worker is SIGKILLed there."""
+    holds = tmp_path / "holds"
+    holds.mkdir()
+    worker = worker_factory({"exactly.once.source.support": "enabled"}, env={ENV: str(holds)})
     name, prefix, db = unique("eos-"), unique("eos"), unique("eosdb_")
     create_connector(worker, name, {**_connector(stack, prefix, db), "exactly.once.support": "required"})
     topic = f"{prefix}.{db}.items"
@@ -104,7 +129,11 @@ def test_sigkill_three_times_every_change_exactly_once(worker_factory: Callable[
             deadline = time.monotonic() + 180
             while end_offsets(stack.kafka_bootstrap, [topic])[topic] < threshold and time.monotonic() < deadline:
                 time.sleep(0.05)
+            if kill == 1:
+                _hold_in_commit(holds, stack.kafka_bootstrap, topic)
             worker.process.kill()
+            for leftover in holds.iterdir():
+                leftover.unlink()
             _restart(worker, name)
     finally:
         writer.join(timeout=300)

@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+from kafka import KafkaConsumer, TopicPartition
 
 from compat.java_connect import JavaConnect
 from stack import free_port
@@ -89,14 +90,37 @@ def _run(service: Any, bootstrap: str, group: str, name: str, config: dict[str, 
             time.sleep(0.3)
     finally:
         service.stop(timeout=30)
-    return {suffix: read_to_end(bootstrap, f"{group}-{suffix}") for suffix in ("configs", "offsets", "status")}
+    topics: dict[str, Any] = {suffix: read_to_end(bootstrap, f"{group}-{suffix}")
+                              for suffix in ("configs", "offsets", "status")}
+    topics["config offsets"] = _offsets(bootstrap, f"{group}-configs")
+    return topics
 
 
-@pytest.mark.parametrize("support", ["disabled", "enabled"])
+def _offsets(bootstrap: str, topic: str) -> list[tuple[int, bytes | None]]:
+    """``(offset, key)`` of every config record: the gaps are transaction markers, so equal lists mean the same
+    records written in the same transactions."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
+    try:
+        tp = TopicPartition(topic, 0)
+        consumer.assign([tp])
+        consumer.seek_to_beginning(tp)
+        end = consumer.end_offsets([tp])[tp]
+        out: list[tuple[int, bytes | None]] = []
+        deadline = time.monotonic() + 60
+        while consumer.position(tp) < end and time.monotonic() < deadline:
+            out += [(r.offset, r.key) for batch in consumer.poll(timeout_ms=500).values() for r in batch]
+        return out
+    finally:
+        consumer.close()
+
+
+@pytest.mark.parametrize("support", ["disabled", "preparing", "enabled"])
 def test_internal_topics_match_java_connect_for_the_same_operations(support: str, stack: Any,
                                                                     tmp_path: Path) -> None:
     """With ``exactly.once.source.support=enabled`` too: the task count records (``tasks-fencing-<connector>``) of
-    zombie fencing, written at the same points, and the offsets the tasks commit in their transactions."""
+    zombie fencing, written at the same points, and the offsets the tasks commit in their transactions. Under
+    ``preparing`` and ``enabled`` the leader's config writes are transactions (``connect-cluster-<group.id>``): the
+    records sit at the same offsets on both sides, transaction markers included."""
     lines = 3
     data = tmp_path / "lines.txt"
     data.write_text("".join(f"line {n}\n" for n in range(lines)))
@@ -118,6 +142,8 @@ def test_internal_topics_match_java_connect_for_the_same_operations(support: str
         return [f"{k!r} -> {_normal(v)!r}" for k, v in records]
 
     assert shown(ours["configs"]) == shown(java["configs"])  # with the session key of the sessioned protocol
+    assert ours["config offsets"] == java["config offsets"]  # the same transactions (gaps: their commit markers)
+    assert (ours["config offsets"][-1][0] + 1 > len(ours["configs"])) == (support != "disabled")
     fencing = [v for k, v in java["configs"] if k == f"tasks-fencing-{name}".encode()]
     assert bool(fencing) == (support == "enabled")  # zombie fencing rounds, recorded as above on both sides
     assert set(fencing) <= {b'{"task-count":0}', b'{"task-count":1}'}
