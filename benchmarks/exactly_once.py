@@ -12,6 +12,7 @@ them to ``benchmarks/results.md``.
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import statistics
@@ -120,7 +121,9 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=20_000)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    load_before = os.getloadavg()
     results = run(args.docs, args.rounds)
+    load_after = os.getloadavg()
     by_mode = {m: [r for r in results if r["mode"] == m] for m in MODES}
     rate = {m: statistics.median(r["events_per_s"] for r in rs) for m, rs in by_mode.items()}
     cpu = {m: statistics.median(r["cpu_us"] for r in rs) for m, rs in by_mode.items()}
@@ -141,6 +144,9 @@ def main() -> None:
         "",
         f"- exactly-once on / off: drain **{rate['enabled'] / rate['disabled']:.2f}x**, "
         f"CPU per event **{cpu['enabled'] / cpu['disabled']:.2f}x**",
+        f"- load average (1/5/15 min) {'/'.join(f'{x:.1f}' for x in load_before)} at the start, "
+        f"{'/'.join(f'{x:.1f}' for x in load_after)} at the end: on a machine shared with other work the absolute "
+        "figures are depressed and noisy; the modes take turns round by round, so their ratio is the figure to read",
         "",
     ])
 

@@ -115,6 +115,8 @@ class GroupCoordinator:
         if cluster.is_leader:
             # as the leader, this worker may now write connector configs, session keys and task count records
             self._claim_write_privileges("after being elected leader during rebalance")
+        else:  # another worker leads and has fenced this one's producer, if it had one: a later claim starts afresh
+            self._config_store.relinquish_write_privileges()
         self._ensure_session_key(snapshot)
         if received.revoked:  # incremental cooperative: stop what was taken away, then a follow-up round
             listener.stop_unowned()

@@ -127,6 +127,9 @@ class ConfigStore(ABC):
     def claim_write_privileges(self) -> None:  # noqa: B027 - only stores with a fencable writer have privileges
         """Become the config topic's only privileged writer (the leader, under exactly-once source support)."""
 
+    def relinquish_write_privileges(self) -> None:  # noqa: B027 - only stores with a fencable writer have privileges
+        """Give up the privileges (this worker no longer leads)."""
+
     def needs_write_privileges(self) -> bool:
         """True when privileged writes need :meth:`claim_write_privileges` first."""
         return False

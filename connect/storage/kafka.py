@@ -88,7 +88,7 @@ class KafkaConfigStore(ConfigStore):
 
     def stop(self, timeout: float = 10.0) -> None:
         """Give up the write privileges and stop reading; idempotent."""
-        self._relinquish()
+        self.relinquish_write_privileges()
         self._log.stop(timeout)
 
     def claim_write_privileges(self) -> None:
@@ -117,7 +117,8 @@ class KafkaConfigStore(ConfigStore):
             fenced, self._fenced = self._fenced, False
         return fenced
 
-    def _relinquish(self) -> None:
+    def relinquish_write_privileges(self) -> None:
+        """Close the fencable producer, if any."""
         with self._writer_lock:
             writer, self._writer = self._writer, None
         if writer is not None:
@@ -152,7 +153,7 @@ class KafkaConfigStore(ConfigStore):
             writer.commit_transaction(30)
         except Exception as exc:
             log.warning("Failed to perform fencable send to config topic: %s", exc)
-            self._relinquish()
+            self.relinquish_write_privileges()
             with self._writer_lock:
                 self._fenced = True
             raise PrivilegedWriteError(f"Failed to write to config topic; this may be due to a transient error and "

@@ -16,6 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
+from compat.java_connect import JavaConnect
 from connect import clients
 from connect.runtime import exactly_once
 from connect.runtime.rdkafka_producer import RdKafkaProducer
@@ -23,6 +24,8 @@ from connect.storage.config_state import TargetState
 from connect.storage.kafka import KafkaConfigStore, PrivilegedWriteError
 from connect.storage.kafka_log import TopicSpec, ensure_compacted_topic
 from connect.test_hooks import ENV
+from stack import free_port
+from stack.worker import ConnectWorker, distributed_properties
 from tests.integration.support import Worker, create_connector, read_to_end, unique
 
 pytestmark = pytest.mark.integration
@@ -68,14 +71,14 @@ def test_a_new_leader_fences_the_config_writes_of_the_previous_one(stack: Any) -
         new.stop()
 
 
-def _post_until_created(worker: Worker, name: str, config: dict[str, str], timeout: float = 120) -> None:
+def _post_until_created(http: httpx.Client, name: str, config: dict[str, str], timeout: float = 120) -> None:
     """``POST /connectors`` until a 201: while leadership moves, a worker answers 409 or forwards to a leader
     that does not answer (the request then times out)."""
     deadline = time.monotonic() + timeout
     last: object = None
     while time.monotonic() < deadline:
         try:
-            reply = worker.http.post("/connectors", json={"name": name, "config": config}, timeout=10)
+            reply = http.post("/connectors", json={"name": name, "config": config}, timeout=10)
             if reply.status_code == 201:
                 return
             last = (reply.status_code, reply.text)
@@ -99,7 +102,7 @@ def test_a_leader_frozen_while_leadership_moved_cannot_write_configs(support: st
     config = {"connector.class": "FileStreamSource", "file": str(tmp_path / "none.txt"), "topic": unique("t-")}
     create_connector(first, unique("before-"), config, wait_running=False)
     second = worker_factory(extra)
-    _post_until_created(second, unique("probe-"), config)  # forwarded to the leader: the second worker has joined
+    _post_until_created(second.http, unique("probe-"), config)  # forwarded to the leader: the second worker has joined
 
     zombie = unique("zombie-")
     (holds / "config-write.hold").touch()
@@ -122,7 +125,7 @@ def test_a_leader_frozen_while_leadership_moved_cannot_write_configs(support: st
     os.kill(pid, signal.SIGSTOP)
     try:
         # the second worker leads once the frozen one left the group: its own write proves it claimed the topic
-        _post_until_created(second, unique("after-"), config)
+        _post_until_created(second.http, unique("after-"), config)
     finally:
         (holds / "config-write.hold").unlink()
         os.kill(pid, signal.SIGCONT)
@@ -134,7 +137,77 @@ def test_a_leader_frozen_while_leadership_moved_cannot_write_configs(support: st
     assert f"connector-{zombie}".encode() not in keys
     # the former leader rejoined as a follower: its requests go to the new leader
     later = unique("later-")
-    _post_until_created(first, later, config)
+    _post_until_created(first.http, later, config)
     for worker in (first, second):
         names = worker.http.get("/connectors").json()
         assert later in names and zombie not in names
+
+
+def test_a_java_connect_leader_fences_our_frozen_leader(stack: Any, tmp_path: Path) -> None:
+    """Our worker leads a group that a real Java Connect 4.3 worker joins (``enabled``): Java reads the configs our
+    leader wrote in its transactions, and once our leader froze inside a config write, Java's leader claims the
+    same ``connect-cluster-<group.id>`` transactional id: our resumed leader's write is refused, and both workers
+    then show the same connectors and configs."""
+    holds = tmp_path / "holds"
+    holds.mkdir()
+    group = unique("mixed-")
+    extra = {**FAST_GROUP, "exactly.once.source.support": "enabled"}
+    port, java_port = free_port(), free_port()
+    ours = ConnectWorker(tmp_path / "ours", port, distributed_properties(stack.kafka_bootstrap, port, group_id=group,
+                                                                         extra=extra), env={ENV: str(holds)})
+    java = JavaConnect(tmp_path / "java", java_port,
+                       distributed_properties(stack.kafka_bootstrap, java_port, group_id=group, extra=extra))
+    ours.start()
+    try:
+        leader = Worker(ours)
+        config = {"connector.class": "org.apache.kafka.connect.file.FileStreamSourceConnector",
+                  "file": str(tmp_path / "none.txt"), "topic": unique("t-")}
+        before = unique("before-")
+        create_connector(leader, before, config, wait_running=False)
+        java.start()
+        follower = httpx.Client(base_url=java.address, timeout=60)
+        _post_until_created(follower, unique("probe-"), config)  # Java forwards it to our leader: it has joined
+        assert follower.get(f"/connectors/{before}/config").json() == {**config, "name": before}
+
+        zombie = unique("zombie-")
+        (holds / "config-write.hold").touch()
+        replies: list[httpx.Response | Exception] = []
+
+        def post() -> None:
+            try:
+                replies.append(leader.http.post("/connectors", json={"name": zombie, "config": config}, timeout=300))
+            except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+                replies.append(exc)
+
+        poster = threading.Thread(target=post)
+        poster.start()
+        deadline = time.monotonic() + 60
+        while not (holds / "config-write.reached").exists():
+            assert time.monotonic() < deadline, "our leader never reached its config write"
+            time.sleep(0.05)
+        pid = ours.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            after = unique("after-")
+            _post_until_created(follower, after, config)  # written by Java as the new leader
+        finally:
+            (holds / "config-write.hold").unlink()
+            os.kill(pid, signal.SIGCONT)
+        poster.join(timeout=300)
+        assert len(replies) == 1 and isinstance(replies[0], httpx.Response), replies
+        assert replies[0].status_code == 500, replies[0].text
+        assert f"connector-{zombie}".encode() not in {k for k, _ in read_to_end(stack.kafka_bootstrap,
+                                                                                f"{group}-configs")}
+        deadline = time.monotonic() + 120
+        while sorted(leader.http.get("/connectors").json()) != sorted(follower.get("/connectors").json()):
+            assert time.monotonic() < deadline, "the two workers never showed the same connectors"
+            time.sleep(0.5)
+        names = leader.http.get("/connectors").json()
+        assert after in names and zombie not in names
+        for name in names:
+            assert leader.http.get(f"/connectors/{name}/config").json() == \
+                follower.get(f"/connectors/{name}/config").json()
+    finally:
+        java.stop(timeout=30)
+        ours.stop(timeout=30)

@@ -175,3 +175,13 @@ def test_a_task_whose_generation_moved_on_does_not_start() -> None:
     configs.put_task_configs("c", [{"topic": "u"}])
     with pytest.raises(ConnectError, match="already generated a new set of task configs"):
         fencing.verify(ConnectorTaskId("c", 0), 0)
+
+
+def test_the_leaders_config_producer_is_connects(caplog: pytest.LogCaptureFixture) -> None:
+    settings = exactly_once.leader_producer_settings(
+        {"bootstrap.servers": "k:9092", "transactional.id": "mine", "enable.idempotence": "false"}, "grp",
+        "grp-configs-leader")
+    assert settings["transactional.id"] == "connect-cluster-grp"  # DistributedConfig.transactionalProducerId
+    assert settings["enable.idempotence"] == "true" and settings["acks"] == "all"
+    assert settings["client.id"] == "grp-configs-leader"
+    assert "The value 'mine' for the 'transactional.id' property will be ignored" in caplog.text

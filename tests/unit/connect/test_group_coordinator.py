@@ -167,3 +167,68 @@ def test_a_leader_on_other_topics_refuses_a_starting_worker() -> None:
     member.script.append((gp.COMPATIBLE, _assignment(config_topic="elsewhere", version=1)))
     with pytest.raises(ConnectError, match="must use the same config, offset and status topics"):
         coordinator.join(threading.Event(), Listener())
+
+
+class FencableStore(MemoryConfigStore):
+    """A config store with a fencable writer, recording the coordinator's claims and releases."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.held = False
+        self.calls: list[str] = []
+        self.fenced = False
+        self.refuse_claims = 0
+
+    def claim_write_privileges(self) -> None:
+        self.calls.append("claim")
+        if self.refuse_claims:
+            self.refuse_claims -= 1
+            raise ConnectError("Failed to create and initialize fencable producer for config topic")
+        self.held = True
+
+    def relinquish_write_privileges(self) -> None:
+        self.calls.append("relinquish")
+        self.held = False
+
+    def needs_write_privileges(self) -> bool:
+        return not self.held
+
+    def take_write_fenced(self) -> bool:
+        fenced, self.fenced = self.fenced, False
+        return fenced
+
+
+def _with_fencable_store() -> tuple[GroupCoordinator, ScriptedMember, FencableStore]:
+    coordinator, member, _ = _coordinator()
+    store = FencableStore()
+    coordinator._config_store = store
+    return coordinator, member, store
+
+
+def test_the_leader_claims_the_config_topic_and_a_follower_gives_it_up() -> None:
+    coordinator, member, store = _with_fencable_store()
+    member.script = [(gp.SESSIONED, _assignment(version=2)), (gp.SESSIONED, _assignment("other", version=2))]
+    coordinator.tick(Listener())
+    assert store.calls == ["claim"] and store.held
+    coordinator.tick(Listener())
+    assert store.calls == ["claim", "relinquish"] and not store.held
+
+
+def test_a_failed_claim_is_retried_while_the_worker_leads() -> None:
+    coordinator, member, store = _with_fencable_store()
+    store.refuse_claims = 1
+    member.script = [(gp.SESSIONED, _assignment(version=2))]
+    coordinator.tick(Listener())
+    assert store.calls == ["claim"] and not store.held
+    coordinator.tick(Listener())  # no new assignment: the leader claims again
+    assert store.calls == ["claim", "claim"] and store.held
+
+
+def test_a_fenced_leader_rejoins_before_it_claims_again() -> None:
+    coordinator, member, store = _with_fencable_store()
+    member.script = [(gp.SESSIONED, _assignment(version=2))]
+    coordinator.tick(Listener())
+    store.held, store.fenced = False, True  # a privileged write failed: the store gave up its producer
+    member.rebalancing = True  # the rejoin the coordinator asks for is under way
+    coordinator.tick(Listener())
+    assert member.rejoins == 1 and store.calls == ["claim"]  # no claim while the group decides who leads
