@@ -138,9 +138,12 @@ def test_a_leader_frozen_while_leadership_moved_cannot_write_configs(support: st
     # the former leader rejoined as a follower: its requests go to the new leader
     later = unique("later-")
     _post_until_created(first.http, later, config)
-    for worker in (first, second):
-        names = worker.http.get("/connectors").json()
-        assert later in names and zombie not in names
+    for worker in (first, second):  # a follower reads what the leader wrote a moment later
+        deadline = time.monotonic() + 60
+        while later not in (names := worker.http.get("/connectors").json()):
+            assert time.monotonic() < deadline, f"{later} never listed by {worker.url}: {names}"
+            time.sleep(0.3)
+        assert zombie not in names
 
 
 def test_a_java_connect_leader_fences_our_frozen_leader(stack: Any, tmp_path: Path) -> None:
