@@ -1,6 +1,6 @@
 """Exactly-once source delivery (KIP-618) against real Kafka and SecantusDB.
 
-With ``exactly.once.source.support=enabled`` the worker is SIGKILLed three times while a writer applies 10,000
+With ``exactly.once.source.support=enabled`` the worker is SIGKILLed three times while a writer applies 20,000
 changes, once inside a transaction commit: a ``read_committed`` consumer sees every change exactly once, in order
 per document. The same crash,
 placed where at-least-once delivery must repeat itself (records acknowledged, their offsets not yet flushed), gives
@@ -117,7 +117,7 @@ def test_sigkill_three_times_every_change_exactly_once(worker_factory: Callable[
     name, prefix, db = unique("eos-"), unique("eos"), unique("eosdb_")
     create_connector(worker, name, {**_connector(stack, prefix, db), "exactly.once.support": "required"})
     topic = f"{prefix}.{db}.items"
-    batches = 50  # 10,000 changes (20,000 passed too: 46 s on a quiet machine, 4 min on a loaded one)
+    batches = 100  # 20,000 changes (100 inserts and 100 updates per batch), as issue 17 asks
     total = batches * PER_BATCH * 2
     done = threading.Event()
     writer = threading.Thread(target=_write, args=(mongo[db].items, range(batches), done))
