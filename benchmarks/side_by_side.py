@@ -197,6 +197,17 @@ def _span(entry: Contender, key: str, warm_up: int) -> str:
     return f"{min(values):,.0f}-{max(values):,.0f}"
 
 
+def _median_rows(contenders: list[Contender], results: Callable[[Contender], list[dict[str, float]]],
+                 figures: tuple[tuple[str, str], ...], note: str) -> list[str]:
+    """Table rows of the median of each figure over each contender's rounds, with ours / Debezium."""
+    rows = []
+    for key, label in figures:
+        values = [statistics.median(r[key] for r in results(e)) for e in contenders]
+        ratio = f"{values[0] / values[1]:.2f}x" if len(values) > 1 and values[1] else "-"
+        rows.append(f"| {label} ({note}) | " + " | ".join(f"{v:,.0f}" for v in values) + f" | {ratio} |")
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--docs", type=int, default=20_000)
@@ -255,21 +266,16 @@ def main() -> None:
             ratio = (f"{_median(contenders[0], key, args.warm_up) / _median(contenders[1], key, args.warm_up):.2f}x"
                      if len(contenders) > 1 else "-")
             lines.append(f"| {label} | " + " | ".join(cells) + f" | {ratio} |")
-        for key, label in (("docs_per_s", "initial snapshot, documents/s"),
-                           ("snapshot_cpu_us_per_doc", "worker CPU per snapshot document, µs")):
-            if not args.snapshot_rounds:
-                break
-            values = [statistics.median(r[key] for r in e.snapshots) for e in contenders]
-            ratio = f"{values[0] / values[1]:.2f}x" if len(values) > 1 and values[1] else "-"
-            lines.append(f"| {label} ({args.snapshot_docs:,} documents, median of {args.snapshot_rounds} rounds) | "
-                         + " | ".join(f"{v:,.0f}" for v in values) + f" | {ratio} |")
-        for key, label in (("p50_ms", "p50 latency"), ("p99_ms", "p99 latency")):
-            if not args.latency_rounds:
-                break
-            values = [statistics.median(r[key] for r in e.latency) for e in contenders]
-            ratio = f"{values[0] / values[1]:.2f}x" if len(values) > 1 and values[1] else "-"
-            lines.append(f"| {label} at {args.latency_rate:,} writes/s, ms (median of {args.latency_rounds} rounds) | "
-                         + " | ".join(f"{v:,.0f}" for v in values) + f" | {ratio} |")
+        if args.snapshot_rounds:
+            lines += _median_rows(contenders, lambda e: e.snapshots,
+                                  (("docs_per_s", "initial snapshot, documents/s"),
+                                   ("snapshot_cpu_us_per_doc", "worker CPU per snapshot document, µs")),
+                                  f"{args.snapshot_docs:,} documents, median of {args.snapshot_rounds} rounds")
+        if args.latency_rounds:
+            lines += _median_rows(contenders, lambda e: e.latency,
+                                  (("p50_ms", f"p50 latency at {args.latency_rate:,} writes/s, ms"),
+                                   ("p99_ms", f"p99 latency at {args.latency_rate:,} writes/s, ms")),
+                                  f"median of {args.latency_rounds} rounds")
         starts = [f"{e.startup_s:.1f}" for e in contenders]
         ratio = f"{contenders[0].startup_s / contenders[1].startup_s:.2f}x" if len(contenders) > 1 else "-"
         lines.append("| process start to task RUNNING, s | " + " | ".join(starts) + f" | {ratio} |")
