@@ -4,11 +4,12 @@ or ``enabled``: each new leader fences the previous one, so a zombie leader cann
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,35 @@ def _post_until_created(http: httpx.Client, name: str, config: dict[str, str], t
     raise AssertionError(f"POST /connectors {name} never succeeded: {last}")
 
 
+@contextlib.contextmanager
+def _frozen_in_config_write(client: httpx.Client, holds: Path, pid: int, name: str,
+                            config: dict[str, str]) -> Iterator[list[httpx.Response | Exception]]:
+    """POST connector ``name`` to the leader ``client`` (process ``pid``) held inside its config write, SIGSTOP the
+    leader there; on leaving, release and SIGCONT it and yield its one reply (a response or an exception)."""
+    (holds / "config-write.hold").touch()
+    replies: list[httpx.Response | Exception] = []
+
+    def post() -> None:
+        try:
+            replies.append(client.post("/connectors", json={"name": name, "config": config}, timeout=300))
+        except Exception as exc:  # noqa: BLE001 - reported by the caller's assertion
+            replies.append(exc)
+
+    poster = threading.Thread(target=post)
+    poster.start()
+    deadline = time.monotonic() + 60
+    while not (holds / "config-write.reached").exists():
+        assert time.monotonic() < deadline, "the leader never reached its config write"
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        yield replies
+    finally:
+        (holds / "config-write.hold").unlink()
+        os.kill(pid, signal.SIGCONT)
+        poster.join(timeout=300)
+
+
 @pytest.mark.parametrize("support", ["preparing", "enabled"])
 def test_a_leader_frozen_while_leadership_moved_cannot_write_configs(support: str,
                                                                      worker_factory: Callable[..., Worker],
@@ -105,31 +135,11 @@ def test_a_leader_frozen_while_leadership_moved_cannot_write_configs(support: st
     _post_until_created(second.http, unique("probe-"), config)  # forwarded to the leader: the second worker has joined
 
     zombie = unique("zombie-")
-    (holds / "config-write.hold").touch()
-    replies: list[httpx.Response | Exception] = []
-
-    def post() -> None:
-        try:
-            replies.append(first.http.post("/connectors", json={"name": zombie, "config": config}, timeout=300))
-        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
-            replies.append(exc)
-
-    poster = threading.Thread(target=post)
-    poster.start()
-    deadline = time.monotonic() + 60
-    while not (holds / "config-write.reached").exists():
-        assert time.monotonic() < deadline, "the leader never reached its config write"
-        time.sleep(0.05)
     pid = first.process.pid
     assert pid is not None
-    os.kill(pid, signal.SIGSTOP)
-    try:
+    with _frozen_in_config_write(first.http, holds, pid, zombie, config) as replies:
         # the second worker leads once the frozen one left the group: its own write proves it claimed the topic
         _post_until_created(second.http, unique("after-"), config)
-    finally:
-        (holds / "config-write.hold").unlink()
-        os.kill(pid, signal.SIGCONT)
-    poster.join(timeout=300)
     assert len(replies) == 1 and isinstance(replies[0], httpx.Response), replies
     assert replies[0].status_code == 500, replies[0].text
     assert "Failed to write to config topic" in replies[0].json()["message"]
@@ -173,31 +183,11 @@ def test_a_java_connect_leader_fences_our_frozen_leader(stack: Any, tmp_path: Pa
         assert follower.get(f"/connectors/{before}/config").json() == {**config, "name": before}
 
         zombie = unique("zombie-")
-        (holds / "config-write.hold").touch()
-        replies: list[httpx.Response | Exception] = []
-
-        def post() -> None:
-            try:
-                replies.append(leader.http.post("/connectors", json={"name": zombie, "config": config}, timeout=300))
-            except Exception as exc:  # noqa: BLE001 - reported by the assertion below
-                replies.append(exc)
-
-        poster = threading.Thread(target=post)
-        poster.start()
-        deadline = time.monotonic() + 60
-        while not (holds / "config-write.reached").exists():
-            assert time.monotonic() < deadline, "our leader never reached its config write"
-            time.sleep(0.05)
         pid = ours.pid
         assert pid is not None
-        os.kill(pid, signal.SIGSTOP)
-        try:
+        with _frozen_in_config_write(leader.http, holds, pid, zombie, config) as replies:
             after = unique("after-")
             _post_until_created(follower, after, config)  # written by Java as the new leader
-        finally:
-            (holds / "config-write.hold").unlink()
-            os.kill(pid, signal.SIGCONT)
-        poster.join(timeout=300)
         assert len(replies) == 1 and isinstance(replies[0], httpx.Response), replies
         assert replies[0].status_code == 500, replies[0].text
         assert f"connector-{zombie}".encode() not in {k for k, _ in read_to_end(stack.kafka_bootstrap,
