@@ -56,7 +56,8 @@ def record(out: Path, release: str | None = None, scenario: str = "streaming") -
             harness.post_connector(connect.address, {"name": "golden", "config": config})
             records = harness.read_records(endpoints.kafka_bootstrap, PREFIX, MINIMUM_RECORDS)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(json.dumps(r, sort_keys=False, ensure_ascii=False) + "\n" for r in records))
+    out.write_text(harness.recorded_with(release) + "\n"
+                   + "".join(json.dumps(r, sort_keys=False, ensure_ascii=False) + "\n" for r in records))
     return len(records)
 
 

@@ -25,7 +25,7 @@ from bson import Binary, Code, Decimal128, Int64, MaxKey, MinKey, ObjectId, Rege
 
 import stack
 from compat.debezium import releases
-from compat.java_connect import JavaConnect
+from compat.java_connect import JavaConnect, connect_version
 from stack.worker import distributed_properties
 
 CONNECTOR_CLASS = "io.debezium.connector.mongodb.MongoDbConnector"
@@ -128,6 +128,20 @@ def record_main(argv: list[str] | None, doc: str | None, default: Path, record: 
     count = record(args.out)
     print(f"{count} {unit} written to {args.out} in {time.monotonic() - began:.0f} s")
     return 0 if count >= minimum else 1
+
+
+def recorded_with(release: str | None = None) -> str:
+    """The first line of a golden JSON Lines file: which Debezium, Kafka Connect and SecantusDB produced it."""
+    from importlib.metadata import version
+
+    return json.dumps({"recorded_with": {"debezium": release or releases.pinned(), "kafka_connect": connect_version(),
+                                         "mongodb": f"SecantusDB {version('secantusdb')}"}})
+
+
+def golden_lines(path: Path) -> list[dict[str, Any]]:
+    """The records of a golden JSON Lines file, without its ``recorded_with`` header line."""
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return [row for row in rows if "recorded_with" not in row]
 
 
 # -- the scripted operations --------------------------------------------------------------------------------------

@@ -106,7 +106,7 @@ def record(out: Path, release: str | None = None) -> int:
         client.close()
     lines = [json.dumps({"connector": f"c{kind}", "offset": found[f"c{kind}"]}) + "\n"
              for kind in KINDS if f"c{kind}" in found]
-    out.write_text("".join(lines))
+    out.write_text(harness.recorded_with(release) + "\n" + "".join(lines))
     return len(lines)
 
 

@@ -29,7 +29,7 @@ GOLDEN = Path(__file__).parent / "golden"
 
 @pytest.mark.parametrize("release", ["3.6.1.Final", "3.6.3.Final"])
 def test_same_records_as_debezium(worker: Worker, stack: Any, secantus_factory: Any, release: str) -> None:
-    expected = [json.loads(line) for line in (GOLDEN / f"debezium-{release}.jsonl").read_text().splitlines()]
+    expected = harness.golden_lines(GOLDEN / f"debezium-{release}.jsonl")
     server = secantus_factory()
     with client(server.uri) as mongo:
         start = mongo.admin.command("ping")["operationTime"]
@@ -49,8 +49,7 @@ def test_same_snapshot_and_pre_image_records_as_debezium(worker: Worker, stack: 
                                                          release: str) -> None:
     """The snapshot scenario (``compat.debezium.snapshot_scenario``): ``r`` records with their first/true/last
     markers, then updates, a replace and a delete with pre-images."""
-    golden = GOLDEN / f"debezium-{release}-snapshot.jsonl"
-    expected = [json.loads(line) for line in golden.read_text().splitlines()]
+    expected = harness.golden_lines(GOLDEN / f"debezium-{release}-snapshot.jsonl")
     server = secantus_factory()
     prefix = f"gsnap{release.replace('.', '')}"
 
@@ -73,8 +72,7 @@ def test_same_incremental_snapshot_records_and_notifications_as_debezium(
     """The incremental scenario (``compat.debezium.incremental_scenario``): an execute-snapshot signal read in
     chunks of two over two collections, the ``r`` records byte for byte, then Debezium's notifications (SKIPPED,
     then the Incremental Snapshot ones with the signal's id) byte for byte but for their times."""
-    golden = GOLDEN / f"debezium-{release}-incremental.jsonl"
-    expected = [json.loads(line) for line in golden.read_text().splitlines()]
+    expected = harness.golden_lines(GOLDEN / f"debezium-{release}-incremental.jsonl")
     server = secantus_factory()
     prefix = f"ginc{release.replace('.', '')}"
 
