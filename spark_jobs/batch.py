@@ -19,6 +19,9 @@ from spark_jobs.kafka_source import KafkaRange, read_range
 __all__ = ["TABLE_FORMATS", "Batch", "MaterializeOptions", "Summary", "read_batch", "table_schema"]
 
 TABLE_FORMATS = ("delta", "parquet")
+# Up to this many records a batch's last position per key is broadcast (a row of ~60 bytes per key): beyond it
+# the driver would hold too much, and Spark's shuffle join is used.
+BROADCAST_RECORDS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,10 @@ class Batch:
     @property
     def events(self) -> int:
         return self.records - self.rejects - self.tombstones
+
+    @property
+    def broadcast_positions(self) -> bool:
+        return self.records <= BROADCAST_RECORDS
 
     def release(self) -> None:
         self.changes.unpersist()

@@ -50,6 +50,17 @@ _TXN_APP = "spark.databricks.delta.write.txnAppId"
 _TXN_VERSION = "spark.databricks.delta.write.txnVersion"
 _DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 _SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
+_STATS_COLUMNS = "spark.databricks.delta.properties.defaults.dataSkippingStatsColumns"
+# File statistics of the append-only tables: their small columns, not the documents' text (min/max of 1 KB
+# strings is most of the cost of writing them, and no query skips files by a document's text)
+CHANGES_STATS = "topic,key,op,ts,source_ts,ord,txn_number,partition,offset,kafka_ts"
+REJECTS_STATS = "topic,partition,offset,kafka_ts,key,reason,batch"
+# A date-partitioned append writes each date's rows through its own open file instead of sorting the batch
+# (documents and all) by date first; beyond this many dates in one task Spark sorts again.
+_CONCURRENT_WRITERS = ("spark.sql.maxConcurrentOutputFileWriters", "32")
+# The MERGE's source is the batch's rows, persisted and read from Kafka at fixed offsets: deterministic, so
+# Delta's own copy of it (one more job per MERGE) is not needed.
+_MATERIALIZE_SOURCE = ("spark.databricks.delta.merge.materializeSource", "none")
 
 
 @dataclass(frozen=True)
@@ -80,15 +91,17 @@ class Done:
     app: str = ""
     offsets: dict[str, dict[str, int]] = field(default_factory=dict)
     schemas: dict[str, str] = field(default_factory=dict)
+    rows: dict[str, int] = field(default_factory=dict)  # rows of each latest-state table (absent: not known)
 
     def to_json(self) -> str:
-        return json.dumps({"batch": self.batch, "app": self.app, "offsets": self.offsets, "schemas": self.schemas},
-                          indent=1, sort_keys=True)
+        return json.dumps({"batch": self.batch, "app": self.app, "offsets": self.offsets, "schemas": self.schemas,
+                           "rows": self.rows}, indent=1, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> Done:
         data: dict[str, Any] = json.loads(text)
-        return cls(int(data["batch"]), str(data["app"]), data["offsets"], data["schemas"])
+        return cls(int(data["batch"]), str(data["app"]), data["offsets"], data["schemas"],
+                   {str(t): int(n) for t, n in data.get("rows", {}).items()})
 
 
 class DeltaOutput:
@@ -146,14 +159,14 @@ def run(spark: SparkSession, options: MaterializeOptions) -> Summary:
     summary: Summary | None = None
     if pending is not None:
         log.info("batch %s of %s did not finish: applying it again", pending.batch, output.root)
-        summary, done = _apply(spark, options, output, pending, done)
+        summary, done = _apply(spark, options, output, pending, done, recovering=True)
     ranges = offset_ranges(spark, options.bootstrap_servers, topics=options.topics, pattern=options.pattern,
                            start=done.offsets)
     if any(r.end > r.start for r in ranges):
         plan = Plan(done.batch + 1, done.app or f"spark_jobs.materialize-{uuid.uuid4()}", options.fmt,
                     tuple(ranges))
         output.begin(plan)
-        later, done = _apply(spark, options, output, plan, done)
+        later, done = _apply(spark, options, output, plan, done, recovering=False)
         summary = later if summary is None else summary.then(later)
     if summary is None:
         return Summary(done.batch, 0, 0, 0, 0, {}, time.monotonic() - started)
@@ -161,25 +174,34 @@ def run(spark: SparkSession, options: MaterializeOptions) -> Summary:
 
 
 def _apply(spark: SparkSession, options: MaterializeOptions, output: DeltaOutput, plan: Plan,
-           done: Done) -> tuple[Summary, Done]:
+           done: Done, *, recovering: bool) -> tuple[Summary, Done]:
+    """Apply one batch. The row count of each table is carried from the last done marker and the writes'
+    metrics; when a write may have been skipped as already committed (``recovering``) it is counted instead."""
     log.info("batch %s reads %s", plan.batch,
              ", ".join(f"{r.topic}[{r.partition}] {r.start}..{r.end}" for r in plan.ranges if r.end > r.start))
     batch = read_batch(spark, options, plan.ranges, plan.fmt)
     log.info("batch %s: %s records decoded in %.1f s", plan.batch, batch.records, time.monotonic() - batch.started)
-    new_schemas, rows = dict(done.schemas), {}
+    new_schemas, rows = dict(done.schemas), dict(done.rows)
     try:
         with _transaction(spark, plan):
             step = time.monotonic()
-            _append_logs(output, plan, batch)
+            _append_logs(spark, output, plan, batch)
             log.info("batch %s: change logs and rejects appended in %.1f s", plan.batch, time.monotonic() - step)
-            latest = tables.latest_events(batch.changes).persist(StorageLevel.MEMORY_AND_DISK)
+            latest = tables.latest_events(batch.changes, broadcast=batch.broadcast_positions) \
+                .persist(StorageLevel.MEMORY_AND_DISK)
             try:
                 for topic in batch.topics:
                     step = time.monotonic()
-                    new_schemas[topic] = _merge_table(spark, output, plan, topic,
-                                                      latest.where(F.col("topic") == topic),
-                                                      done.schemas.get(topic))
-                    rows[topic] = spark.read.format("delta").load(output.table(topic)).count()
+                    new_schemas[topic], change = _merge_table(spark, output, plan, topic,
+                                                              latest.where(F.col("topic") == topic),
+                                                              done.schemas.get(topic))
+                    known = rows.get(topic)
+                    if change is not None and change[0] == "new" and not recovering:
+                        rows[topic] = change[1]
+                    elif change is not None and known is not None and not recovering:
+                        rows[topic] = known + change[1]
+                    else:
+                        rows[topic] = spark.read.format("delta").load(output.table(topic)).count()
                     log.info("batch %s: table %s merged in %.1f s", plan.batch, topic, time.monotonic() - step)
             finally:
                 latest.unpersist()
@@ -188,10 +210,10 @@ def _apply(spark: SparkSession, options: MaterializeOptions, output: DeltaOutput
     offsets = {topic: dict(partitions) for topic, partitions in done.offsets.items()}
     for r in plan.ranges:
         offsets.setdefault(r.topic, {})[str(r.partition)] = r.end
-    committed = Done(plan.batch, plan.app, offsets, new_schemas)
+    committed = Done(plan.batch, plan.app, offsets, new_schemas, rows)
     output.commit(committed)
     log.info("batch %s committed to %s", plan.batch, output.root)
-    return batch.summary(plan.batch, rows), committed
+    return batch.summary(plan.batch, {t: n for t, n in rows.items() if t in batch.topics}), committed
 
 
 def _add_columns(spark: SparkSession, path: str, source: Any) -> None:
@@ -222,18 +244,40 @@ def _transaction(spark: SparkSession, plan: Plan) -> Iterator[None]:
         spark.conf.unset(_TXN_VERSION)
 
 
-def _append_logs(output: DeltaOutput, plan: Plan, batch: Batch) -> None:
+@contextmanager
+def _session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
+    """``settings`` for the writes inside, the session's own values back afterwards."""
+    before: dict[str, str | None] = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, old in before.items():
+            if old is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, old)
+
+
+def _append_logs(spark: SparkSession, output: DeltaOutput, plan: Plan, batch: Batch) -> None:
     if batch.rejects:
-        tables.rejects(batch.changes, plan.batch).write.format("delta").mode("append").save(output.rejects)
+        with _session_conf(spark, {_STATS_COLUMNS: REJECTS_STATS}):
+            tables.rejects(batch.changes, plan.batch).write.format("delta").mode("append").save(output.rejects)
     changes = tables.change_log(batch.changes)
-    for topic in batch.topics:
-        changes.where(F.col("topic") == topic).write.format("delta").mode("append").partitionBy("date") \
-            .save(output.changes(topic))
+    with _session_conf(spark, {_STATS_COLUMNS: CHANGES_STATS, _CONCURRENT_WRITERS[0]: _CONCURRENT_WRITERS[1]}):
+        for topic in batch.topics:
+            changes.where(F.col("topic") == topic).write.format("delta").mode("append").partitionBy("date") \
+                .save(output.changes(topic))
+
+
+Change = tuple[str, int] | None  # ("new" | "merge", rows added to the table) when the write's metrics tell
 
 
 def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str, latest: Any,
-                 stored: str | None) -> str:
-    """Apply the batch to the latest-state table of ``topic``; returns the new parse schema (JSON)."""
+                 stored: str | None) -> tuple[str, Change]:
+    """Apply the batch to the latest-state table of ``topic``; returns the new parse schema (JSON) and how many
+    rows the table gained (None when not known: the table was rewritten)."""
     prepared = tables.merge_documents(latest).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         return _merge_prepared(spark, output, plan, topic, latest, prepared, stored)
@@ -242,13 +286,16 @@ def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: st
 
 
 def _merge_prepared(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str, latest: Any, prepared: Any,
-                    stored: str | None) -> str:
+                    stored: str | None) -> tuple[str, Change]:
     documents = prepared.where(F.col("op") != "d")
+    step = time.monotonic()
     merged, _ = table_schema(spark, documents, latest, stored, plan.fmt)
+    log.info("batch %s: table %s: latest events and parse schema in %.1f s", plan.batch, topic,
+             time.monotonic() - step)
     path = output.table(topic)
     if not DeltaTable.isDeltaTable(spark, path):
         tables.materialized(documents, merged).write.format("delta").mode("append").save(path)
-        return merged.json()
+        return merged.json(), ("new", documents.count())
     source = tables.materialized(prepared, merged)
     current = spark.read.format("delta").load(path)
     if schemas.only_additions(current.schema, source.schema):
@@ -259,12 +306,16 @@ def _merge_prepared(spark: SparkSession, output: DeltaOutput, plan: Plan, topic:
         # structs of nulls)
         conformed = source.select(*(schemas.conform(F.col(f"`{f.name}`"), source.schema[f.name].dataType,
                                                     f.dataType).alias(f.name) for f in current.schema.fields))
-        (DeltaTable.forPath(spark, path).alias("t").merge(conformed.alias("s"), "t._key = s._key")
-         .whenMatchedDelete("s._op = 'd'").whenMatchedUpdateAll().whenNotMatchedInsertAll("s._op <> 'd'")
-         .execute())
+        with _session_conf(spark, dict([_MATERIALIZE_SOURCE])):
+            metrics = (DeltaTable.forPath(spark, path).alias("t").merge(conformed.alias("s"), "t._key = s._key")
+                       .whenMatchedDelete("s._op = 'd'").whenMatchedUpdateAll()
+                       .whenNotMatchedInsertAll("s._op <> 'd'").execute()).first()
+        if metrics is None:
+            return merged.json(), None
+        return merged.json(), ("merge", int(metrics["num_inserted_rows"]) - int(metrics["num_deleted_rows"]))
     else:  # a column's type widened: every kept row is typed again from its Extended JSON
         log.info("table %s: column types widened, rewriting it", topic)
         kept = tables.materialized(tables.as_documents(current), merged)
         table = tables.merge_tables(kept, latest, tables.materialized(documents, merged))
         table.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(path)
-    return merged.json()
+    return merged.json(), None

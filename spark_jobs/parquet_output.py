@@ -42,7 +42,8 @@ def run(spark: SparkSession, options: MaterializeOptions) -> Summary:
         changes = batch.changes
         tables.rejects(changes, batch_number).write.parquet(str(store.work / "rejects"))
         tables.change_log(changes).write.partitionBy("topic", "date").parquet(str(store.work / "changes"))
-        latest = tables.latest_events(changes).persist(StorageLevel.MEMORY_AND_DISK)
+        latest = tables.latest_events(changes, broadcast=batch.broadcast_positions) \
+            .persist(StorageLevel.MEMORY_AND_DISK)
         new_schemas, rows = dict(state.schemas), {}
         for topic in batch.topics:
             parse_schema, count = _table(spark, store, topic, latest.where(F.col("topic") == topic),

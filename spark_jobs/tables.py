@@ -47,18 +47,22 @@ def change_log(changes: DataFrame) -> DataFrame:
         F.to_date(F.coalesce(source_ts, F.timestamp_millis("ts_ms"), F.col("kafka_ts"))).alias("date"))
 
 
-def latest_events(changes: DataFrame) -> DataFrame:
+def latest_events(changes: DataFrame, broadcast: bool = False) -> DataFrame:
     """Per (topic, key): the last event that decides the state: c/r, u with a full document, d or a tombstone.
     An update without ``after`` (``capture.mode=change_streams``, or a document deleted before the lookup)
     does not change the state.
 
     The last position of each key is found first (a hash aggregate of one long per record: the documents are
-    neither sorted nor shuffled), then the deciding rows are joined to it (Spark broadcasts the positions when
-    they are small)."""
+    neither sorted nor shuffled), then the deciding rows are joined to it. With ``broadcast`` the positions
+    (one small row per key) are broadcast, so the rows and their documents are never shuffled; without it
+    Spark picks the join by its size estimate (a sort-merge join that shuffles the documents when the cached
+    rows look large)."""
     deciding = usable(changes).where(
         F.col("tombstone") | F.col("op").isin("c", "r", "d") | ((F.col("op") == "u") & F.col("after").isNotNull()))
     positioned = deciding.withColumn("_position", _position())
     last = positioned.groupBy("topic", "key").agg(F.max("_position").alias("_position"))
+    if broadcast:
+        last = F.broadcast(last)
     return positioned.join(last, on=["topic", "key", "_position"], how="left_semi").select(
         "topic", "key", "op", "tombstone", "after", "source_ts_ms", "partition", "offset", "connect_schema")
 
