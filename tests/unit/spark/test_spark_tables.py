@@ -52,9 +52,9 @@ def _final() -> list[dict[str, Any]]:
     return [{"_id": OIDS[0], "name": "Anne 2", "n": 7}, {**DOCS[1], "name": "Bobby", "added": dt.datetime(2026, 5, 6)}]
 
 
-def _table(spark: Any, frame: Any, fmt: str = "auto") -> Any:
+def _table(spark: Any, frame: Any, fmt: str = "auto", broadcast: bool = False) -> Any:
     changes = decode(frame, fmt)
-    latest = tables.latest_events(changes)
+    latest = tables.latest_events(changes, broadcast=broadcast)
     documents = tables.live_documents(latest)
     parse_schema = schemas.infer(spark, documents.select("_norm"))
     connect = [r[0] for r in latest.select("connect_schema").where("connect_schema is not null").distinct().collect()]
@@ -70,6 +70,11 @@ def test_json_with_schemas_gives_the_collection(spark: Any) -> None:
     types = dict(table.dtypes)
     assert types["when"] == "timestamp" and types["price"] == "decimal(38,10)" and types["big"] == "bigint"
     assert types["blob"] == "binary" and types["items"] == "array<struct<note:string,qty:bigint,sku:string>>"
+
+
+def test_broadcast_positions_give_the_same_table(spark: Any) -> None:
+    frame = kafka_frame(spark, json_records(_events()))
+    assert table_documents(_table(spark, frame, broadcast=True)) == table_documents(_table(spark, frame))
 
 
 def test_change_log_has_one_row_per_event(spark: Any) -> None:
