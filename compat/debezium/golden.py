@@ -1,7 +1,8 @@
 """Record the golden file: the scripted operations of :mod:`compat.debezium.harness` captured by the real
 Debezium MongoDB connector on the real Kafka Connect, against SecantusDB and a real Kafka broker.
 
-    python -m compat.debezium.golden [--release 3.6.3.Final] [--scenario streaming|snapshot] [--out PATH]
+    python -m compat.debezium.golden [--release 3.6.3.Final] [--out PATH]
+        [--scenario streaming|snapshot|incremental|cloudevents|split]
 
 Re-record after changing the operations or the pinned Debezium version (compat/debezium/pom.xml); the test
 ``tests/integration/mongodb/test_debezium_golden.py`` runs the same operations through our connector and compares.
@@ -17,13 +18,21 @@ from pathlib import Path
 
 import pymongo
 
-from compat.debezium import harness, incremental_scenario, releases, snapshot_scenario
+from compat.debezium import (
+    cloudevents_scenario,
+    harness,
+    incremental_scenario,
+    releases,
+    snapshot_scenario,
+    split_scenario,
+)
 
 GOLDEN_DIR = Path(__file__).resolve().parents[2] / "tests" / "integration" / "mongodb" / "golden"
 
 
-SCENARIOS = ("streaming", "snapshot", "incremental")
-SCRIPTED = {"snapshot": snapshot_scenario, "incremental": incremental_scenario}
+SCENARIOS = ("streaming", "snapshot", "incremental", "cloudevents", "split")
+SCRIPTED = {"snapshot": snapshot_scenario, "incremental": incremental_scenario,
+            "cloudevents": cloudevents_scenario, "split": split_scenario}
 """The scenarios that run their own steps against a connector made by a callback."""
 
 
@@ -40,7 +49,8 @@ MINIMUM_RECORDS = 20
 def record(out: Path, release: str | None = None, scenario: str = "streaming") -> int:
     """Run Debezium ``release`` over the scenario's operations and write the normalised records to ``out``;
     returns their number."""
-    with harness.running("golden", release) as (endpoints, connect):
+    left_out = getattr(SCRIPTED.get(scenario), "PLUGIN_JARS_LEFT_OUT", ())
+    with harness.running("golden", release, left_out) as (endpoints, connect):
         client: pymongo.MongoClient[dict[str, object]] = pymongo.MongoClient(endpoints.mongo_uri)
         if scenario in SCRIPTED:
             def create(config: dict[str, str]) -> None:

@@ -46,20 +46,36 @@ class DebeziumConnect(JavaConnect):
 
     name = "debezium-connect"
 
-    def __init__(self, state_dir: Path, port: int, properties: Mapping[str, str], release: str | None = None) -> None:
-        super().__init__(state_dir, port, {**properties, "plugin.path": str(plugin_path(release))})
+    def __init__(self, state_dir: Path, port: int, properties: Mapping[str, str], release: str | None = None,
+                 plugins: Path | None = None) -> None:
+        super().__init__(state_dir, port, {**properties, "plugin.path": str(plugins or plugin_path(release))})
+
+
+def plugin_path_without(release: str | None, left_out: tuple[str, ...], into: Path) -> Path:
+    """A ``plugin.path`` under ``into`` holding links to ``release``'s plugin jars but those whose names start with
+    one of ``left_out`` (then loaded from the Connect runtime's class path)."""
+    for plugin in (entry for entry in plugin_path(release).iterdir() if entry.is_dir()):
+        target = into / plugin.name
+        target.mkdir(parents=True)
+        for jar in plugin.iterdir():
+            if not jar.name.startswith(left_out):
+                (target / jar.name).symlink_to(jar.resolve())
+    return into
 
 
 @contextlib.contextmanager
-def running(name: str, release: str | None = None) -> Iterator[tuple[Any, DebeziumConnect]]:
+def running(name: str, release: str | None = None,
+            left_out: tuple[str, ...] = ()) -> Iterator[tuple[Any, DebeziumConnect]]:
     """A Kafka broker, a SecantusDB and Debezium on Kafka Connect, on free ports in a temporary directory, all
-    stopped on leaving; yields the stack's endpoints and the Connect worker."""
+    stopped on leaving; yields the stack's endpoints and the Connect worker. ``left_out``: prefixes of plugin jars
+    left to the runtime's class path (:func:`plugin_path_without`)."""
     with tempfile.TemporaryDirectory(prefix=f"debezium-{name}-") as tmp:
         state = Path(tmp)
         kafka_port, mongo_port, rest_port = stack.free_ports(3)
         endpoints = stack.start(state / "stack", kafka_port=kafka_port, mongo_port=mongo_port)
         properties = distributed_properties(endpoints.kafka_bootstrap, rest_port, group_id=f"debezium-{name}")
-        connect = DebeziumConnect(state / "connect", rest_port, properties, release)
+        plugins = plugin_path_without(release, left_out, state / "plugins") if left_out else None
+        connect = DebeziumConnect(state / "connect", rest_port, properties, release, plugins)
         try:
             connect.start()
             yield endpoints, connect
@@ -84,6 +100,8 @@ def request(base: str, method: str, path: str, body: Any = None) -> int:
         with urllib.request.urlopen(call, timeout=60) as reply:
             return int(reply.status)
     except urllib.error.HTTPError as err:
+        if err.code >= 500:
+            print(f"{method} {path} answered {err.code}: {err.read()[:2000]!r}", flush=True)
         return int(err.code)
 
 

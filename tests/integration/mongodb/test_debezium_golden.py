@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from compat.debezium import harness, incremental_scenario, snapshot_scenario
+from compat.debezium import cloudevents_scenario, harness, incremental_scenario, snapshot_scenario
 from tests.integration.mongodb.conftest import client
 from tests.integration.support import Worker, create_connector
 
@@ -49,15 +49,7 @@ def test_same_snapshot_and_pre_image_records_as_debezium(worker: Worker, stack: 
                                                          release: str) -> None:
     """The snapshot scenario (``compat.debezium.snapshot_scenario``): ``r`` records with their first/true/last
     markers, then updates, a replace and a delete with pre-images."""
-    expected = harness.golden_lines(GOLDEN / f"debezium-{release}-snapshot.jsonl")
-    server = secantus_factory()
-    prefix = f"gsnap{release.replace('.', '')}"
-
-    def create(config: dict[str, str]) -> None:
-        create_connector(worker, prefix, {**config, "debezium.release": release}, wait_running=False)
-    with client(server.uri) as mongo:
-        got = snapshot_scenario.capture(mongo, stack.kafka_bootstrap, prefix, create, server.uri)
-    got = [json.loads(json.dumps(record).replace(prefix, "golden")) for record in got]
+    got, expected = _run_scenario(worker, stack, secantus_factory, release, "snapshot", snapshot_scenario)
     assert len(got) == len(expected)
     reads = len(snapshot_scenario.DOCS)
     assert _unordered_reads(got[:reads]) == _unordered_reads(expected[:reads])
@@ -72,15 +64,7 @@ def test_same_incremental_snapshot_records_and_notifications_as_debezium(
     """The incremental scenario (``compat.debezium.incremental_scenario``): an execute-snapshot signal read in
     chunks of two over two collections, the ``r`` records byte for byte, then Debezium's notifications (SKIPPED,
     then the Incremental Snapshot ones with the signal's id) byte for byte but for their times."""
-    expected = harness.golden_lines(GOLDEN / f"debezium-{release}-incremental.jsonl")
-    server = secantus_factory()
-    prefix = f"ginc{release.replace('.', '')}"
-
-    def create(config: dict[str, str]) -> None:
-        create_connector(worker, prefix, {**config, "debezium.release": release}, wait_running=False)
-    with client(server.uri) as mongo:
-        got = incremental_scenario.capture(mongo, stack.kafka_bootstrap, prefix, create, server.uri)
-    got = [json.loads(json.dumps(record).replace(prefix, "golden")) for record in got]
+    got, expected = _run_scenario(worker, stack, secantus_factory, release, "incremental", incremental_scenario)
     assert len(got) == len(expected) == incremental_scenario.RECORDS
     reads = incremental_scenario.READS
     # within a chunk Debezium emits in the order of a ConcurrentHashMap keyed by the key Structs, whose hash mixes
@@ -89,6 +73,31 @@ def test_same_incremental_snapshot_records_and_notifications_as_debezium(
     assert _chunks(got[:reads]) == _chunks(expected[:reads])
     for ours, theirs in zip(got[reads:], expected[reads:], strict=True):
         assert _same_map_order(ours) == _same_map_order(theirs)
+
+
+@pytest.mark.parametrize("release", ["3.6.1.Final", "3.6.3.Final"])
+def test_same_cloudevents_as_debezium(worker: Worker, stack: Any, secantus_factory: Any, release: str) -> None:
+    """The streaming operations with CloudEvents values (``compat.debezium.cloudevents_scenario``): envelope,
+    extension attributes and ``data`` with its schema, byte for byte but for the envelope's times and session."""
+    got, expected = _run_scenario(worker, stack, secantus_factory, release, "cloudevents", cloudevents_scenario)
+    assert len(got) == len(expected)
+    for ours, theirs in zip(got, expected, strict=True):
+        assert ours == theirs
+
+
+def _run_scenario(worker: Worker, stack: Any, secantus_factory: Any, release: str, scenario: str,
+                  module: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Run a scripted scenario (``module.capture``) through our connector, with ``debezium.release`` set, on a
+    fresh SecantusDB; our normalised records (the golden's ``topic.prefix``) and the golden's."""
+    expected = harness.golden_lines(GOLDEN / f"debezium-{release}-{scenario}.jsonl")
+    server = secantus_factory()
+    prefix = f"g{scenario[:4]}{release.replace('.', '')}"
+
+    def create(config: dict[str, str]) -> None:
+        create_connector(worker, prefix, {**config, "debezium.release": release}, wait_running=False)
+    with client(server.uri) as mongo:
+        got = module.capture(mongo, stack.kafka_bootstrap, prefix, create, server.uri)
+    return [json.loads(json.dumps(record).replace(prefix, "golden")) for record in got], expected
 
 
 _ADDITIONAL_DATA = re.compile(r'"additional_data":(\{[^{}]*\})')
