@@ -98,10 +98,14 @@ class RetryWithToleranceOperator:
                 "total_records_skipped": self.skipped, "total_retries": self.retries,
                 "total_errors_logged": self.errors_logged, "last_error_timestamp": self.last_error_ms}
 
-    def execute(self, stage: Stage, executing: object, operation: Callable[[], T], record: SourceRecord) -> T:
-        """``operation()``, retried and tolerated as configured; :data:`FAILED` when the record is skipped."""
+    def execute(self, stage: Stage, executing: object, operation: Callable[[], T], record: SourceRecord,
+                failed: Exception | None = None) -> T:
+        """``operation()``, retried and tolerated as configured; :data:`FAILED` when the record is skipped.
+
+        ``failed``: the error a first attempt the caller made itself already raised (its fast path calls the
+        stage directly and hands the record here only when it raised): handled as if this first attempt had."""
         try:
-            return self._with_retries(operation)
+            return self._with_retries(operation, failed)
         except Exception as exc:
             self.failures += 1
             self.last_error_ms = time.time_ns() // 1_000_000
@@ -111,14 +115,19 @@ class RetryWithToleranceOperator:
             self.skipped += 1
             return FAILED  # type: ignore[no-any-return]
 
-    def _with_retries(self, operation: Callable[[], T]) -> T:
-        start = time.monotonic()
+    def _with_retries(self, operation: Callable[[], T], failed: Exception | None = None) -> T:
+        start: float | None = None  # taken at the first failure: a stage that succeeds pays no clock read
         attempt = 0
         while True:
             attempt += 1
             try:
+                if failed is not None:
+                    error, failed = failed, None
+                    raise error
                 return operation()
             except RetriableError:
+                if start is None:
+                    start = time.monotonic()
                 timeout = self.config.retry_timeout_ms
                 elapsed_ms = (time.monotonic() - start) * 1000
                 if timeout == 0 or (timeout > 0 and elapsed_ms >= timeout) or self._stop.is_set():

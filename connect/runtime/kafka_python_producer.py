@@ -7,7 +7,7 @@ expect several times the CPU per record.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from connect import clients
@@ -21,15 +21,18 @@ class KafkaPythonProducer:
         self._producer = clients.producer(settings)
 
     def send(self, topic: str, *, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
-             partition: int | None, timestamp_ms: int | None) -> Any:
-        """Send a record; the returned future takes ``add_both(fn, *args)``."""
+             partition: int | None, timestamp_ms: int | None,
+             on_done: Callable[[BaseException | None], Any] | None = None) -> None:
+        """Send a record; ``on_done(result)`` once it is delivered (None) or failed (the exception)."""
         try:
-            return self._producer.send(topic, value=value, key=key, headers=headers, partition=partition,
-                                       timestamp_ms=timestamp_ms)
+            future = self._producer.send(topic, value=value, key=key, headers=headers, partition=partition,
+                                         timestamp_ms=timestamp_ms)
         except Exception as exc:
             if getattr(exc, "retriable", False):
                 raise RetriableError(str(exc)) from exc
             raise
+        if on_done is not None:
+            future.add_both(on_done)
 
     def dispatch(self) -> None:
         """Nothing to do: kafka-python batches by itself."""

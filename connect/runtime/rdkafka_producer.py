@@ -102,36 +102,11 @@ def _warn_once(key: str) -> None:
         log.warning("Producer setting %s has no librdkafka equivalent: ignored", key)
 
 
-class DeliveryHandle:
-    """What :meth:`RdKafkaProducer.send` returns: ``add_both(fn, *args)`` calls ``fn(*args, result)`` once the
-    record is delivered (``result`` None) or failed (``result`` the exception)."""
-
-    __slots__ = ("_args", "_done", "_fn", "_lock", "_result")
-
-    def __init__(self) -> None:
-        self._fn: Callable[..., Any] | None = None
-        self._args: tuple[Any, ...] = ()
-        self._result: BaseException | None = None
-        self._done = False
-        self._lock = threading.Lock()
-
-    def add_both(self, fn: Callable[..., Any], *args: Any) -> None:
-        with self._lock:
-            if not self._done:
-                self._fn, self._args = fn, args
-                return
-        fn(*args, self._result)
-
-    def on_delivery(self, error: confluent_kafka.KafkaError | None, _message: Any) -> None:
-        self.complete(None if error is None else _exception(error))
-
-    def complete(self, result: BaseException | None) -> None:
-        """Record the outcome and call the callback if one is registered (once)."""
-        with self._lock:
-            self._done, self._result = True, result
-            fn, args = self._fn, self._args
-        if fn is not None:
-            fn(*args, result)
+def _delivery(on_done: Callable[[BaseException | None], Any]) -> Callable[[Any, Any], None]:
+    """librdkafka's delivery callback for one record: ``on_done`` with None or the error as an exception."""
+    def delivered(error: confluent_kafka.KafkaError | None, _message: Any) -> None:
+        on_done(None if error is None else _exception(error))
+    return delivered
 
 
 # librdkafka's errors as the Java client words them, where Connect users grep for them
@@ -196,16 +171,21 @@ class RdKafkaProducer:
             log.debug("%s producer: %s", self._client_id, error.str())
 
     def send(self, topic: str, *, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
-             partition: int | None, timestamp_ms: int | None) -> DeliveryHandle:
-        """Queue a record; blocks (up to ``max.block.ms``) while librdkafka's queue is full."""
-        handle = DeliveryHandle()
+             partition: int | None, timestamp_ms: int | None,
+             on_done: Callable[[BaseException | None], Any] | None = None) -> None:
+        """Queue a record; blocks (up to ``max.block.ms``) while librdkafka's queue is full.
+
+        ``on_done(result)`` is called once the record is delivered (``result`` None) or failed (the exception), on
+        the acknowledgement thread (on the caller's for a record refused before it was queued). It goes to
+        librdkafka with the record: registered before the record can be acknowledged, nothing locked per record."""
+        on_delivery = None if on_done is None else _delivery(on_done)
         deadline: float | None = None
         while True:
             try:
                 self._producer.produce(topic, value, key, -1 if partition is None else partition,
-                                       on_delivery=handle.on_delivery, timestamp=timestamp_ms or 0,
+                                       on_delivery=on_delivery, timestamp=timestamp_ms or 0,
                                        headers=cast(Any, headers) or None)
-                return handle
+                return
             except BufferError:
                 deadline = deadline or time.monotonic() + self._max_block
                 if time.monotonic() >= deadline:
@@ -219,11 +199,13 @@ class RdKafkaProducer:
                     # Java's producer fails such a record through its callback, which Connect reports (or skips
                     # under errors.tolerance=all): the same here, with Java's words
                     size = len(value or b"") + len(key or b"") + sum(len(k) + len(v) for k, v in headers)
-                    handle.complete(ConnectError(
+                    refused = ConnectError(
                         f"org.apache.kafka.common.errors.RecordTooLargeException: The message is {size} bytes when "
                         f"serialized which is larger than {self._max_request_size}, which is the value of the "
-                        "max.request.size configuration."))
-                    return handle
+                        "max.request.size configuration.")
+                    if on_done is not None:
+                        on_done(refused)
+                    return
                 if isinstance(error, confluent_kafka.KafkaError):
                     raise _exception(error) from exc
                 raise ConnectError(str(exc)) from exc

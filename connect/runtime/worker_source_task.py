@@ -9,6 +9,7 @@ import time
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 from connect.api.converter import Converter, HeaderConverter
@@ -35,8 +36,10 @@ class SourceProducer(Protocol):
     """What the loop needs of a producer (librdkafka's or kafka-python's, in :mod:`connect.runtime`)."""
 
     def send(self, topic: str, *, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
-             partition: int | None, timestamp_ms: int | None) -> Any:
-        """Send one record; the result takes ``add_both(fn, *args)``."""
+             partition: int | None, timestamp_ms: int | None,
+             on_done: Callable[[BaseException | None], Any] | None = None) -> None:
+        """Send one record; ``on_done(result)`` once Kafka acknowledged it (``result`` None) or it failed (the
+        exception), on any thread, possibly before ``send`` returns."""
 
     def dispatch(self) -> None:
         """Send what was queued by ``send``."""
@@ -302,8 +305,9 @@ class WorkerSourceTask:
             self._before_send(original, record.topic)
             submitted = self._submitted.submit(record.source_partition, record.source_offset)
             try:
-                future = self._producer.send(record.topic, value=value, key=key, headers=headers,
-                                             partition=record.kafka_partition, timestamp_ms=record.timestamp)
+                self._producer.send(record.topic, value=value, key=key, headers=headers,
+                                    partition=record.kafka_partition, timestamp_ms=record.timestamp,
+                                    on_done=partial(self._on_done, submitted, original))
             except RetriableError as exc:
                 log.warning("%s Failed to send record, will retry: %s", self.id, exc)
                 self._submitted.remove(submitted)
@@ -313,7 +317,6 @@ class WorkerSourceTask:
                 raise
             except Exception as exc:
                 raise ConnectError(f"Failed to send record to {record.topic}: {exc}") from exc
-            future.add_both(self._on_done, submitted, original)
             self._record_dispatched(original)
         self._producer.dispatch()
         self._batch_dispatched()
@@ -327,23 +330,38 @@ class WorkerSourceTask:
         self._commit_record(record)
 
     def _convert(self, record: SourceRecord) -> tuple[bytes | None, bytes | None, list[tuple[str, bytes]]] | None:
-        """Key, value and headers as bytes; None when a converter failed and the record is skipped."""
-        topic, run = record.topic, self._errors.execute
-        key = run(Stage.KEY_CONVERTER, self._conv.key,
-                  lambda: self._conv.key.from_connect_data(topic, record.key_schema, record.key, record.headers),
-                  record)
-        if key is FAILED:
-            return None
-        value = run(Stage.VALUE_CONVERTER, self._conv.value,
-                    lambda: self._conv.value.from_connect_data(topic, record.value_schema, record.value,
-                                                               record.headers), record)
-        if value is FAILED:
-            return None
+        """Key, value and headers as bytes; None when a converter failed and the record is skipped.
+
+        Each converter is called directly; only one that raised goes through the retry and tolerance operator,
+        handed the error of that first attempt (the same retries, counts and reports as running every stage
+        inside the operator, without its per-record cost)."""
+        topic, conv = record.topic, self._conv
+        try:
+            key = conv.key.from_connect_data(topic, record.key_schema, record.key, record.headers)
+        except Exception as exc:  # noqa: BLE001 - handed to the operator, which reports or re-raises it
+            key = self._errors.execute(
+                Stage.KEY_CONVERTER, conv.key,
+                lambda: conv.key.from_connect_data(topic, record.key_schema, record.key, record.headers), record, exc)
+            if key is FAILED:
+                return None
+        try:
+            value = conv.value.from_connect_data(topic, record.value_schema, record.value, record.headers)
+        except Exception as exc:  # noqa: BLE001 - as above
+            value = self._errors.execute(
+                Stage.VALUE_CONVERTER, conv.value,
+                lambda: conv.value.from_connect_data(topic, record.value_schema, record.value, record.headers),
+                record, exc)
+            if value is FAILED:
+                return None
         if record.headers is self._last_headers[0]:
             return key, value, self._last_headers[1]
-        headers = run(Stage.HEADER_CONVERTER, self._conv.header, lambda: self._convert_headers(record), record)
-        if headers is FAILED:
-            return None
+        try:
+            headers = self._convert_headers(record)
+        except Exception as exc:  # noqa: BLE001 - as above
+            headers = self._errors.execute(Stage.HEADER_CONVERTER, conv.header, lambda: self._convert_headers(record),
+                                           record, exc)
+            if headers is FAILED:
+                return None
         self._last_headers = (record.headers, headers)
         return key, value, headers
 

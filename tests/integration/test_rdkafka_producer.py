@@ -4,6 +4,7 @@ records, failures reaching the callback."""
 from __future__ import annotations
 
 import threading
+from functools import partial
 from typing import Any
 
 import pytest
@@ -35,7 +36,7 @@ def test_records_are_acknowledged_in_order_and_land_in_kafka(stack: Any) -> None
     try:
         for number in range(3000):
             producer.send(topic, value=str(number).encode(), key=b"k", headers=[("h", b"v")], partition=None,
-                          timestamp_ms=None).add_both(done, number)
+                          timestamp_ms=None, on_done=partial(done, number))
         producer.flush(60)
         assert errors == []
         assert acked == list(range(3000)), "callbacks arrive once per record, in send order"
@@ -71,7 +72,7 @@ def test_acknowledgements_come_without_further_sends(stack: Any) -> None:
     acked = threading.Event()
     try:
         producer.send(unique("rk-idle-"), value=b"x", key=None, headers=[], partition=None,
-                      timestamp_ms=None).add_both(lambda result: acked.set())
+                      timestamp_ms=None, on_done=lambda result: acked.set())
         assert acked.wait(60), "a task that sends nothing more still gets its record acknowledged"
     finally:
         producer.close(5)
@@ -88,7 +89,7 @@ def test_a_failed_delivery_reaches_the_callback(stack: Any) -> None:
 
     try:
         topic = unique("rk-fail-")
-        producer.send(topic, value=b"x", key=None, headers=[], partition=7, timestamp_ms=None).add_both(done)
+        producer.send(topic, value=b"x", key=None, headers=[], partition=7, timestamp_ms=None, on_done=done)
         assert finished.wait(60), "the callback ran"
         assert len(results) == 1 and isinstance(results[0], ConnectError), results
     finally:

@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,36 +29,27 @@ from connect.storage.memory import MemoryConfigStore, MemoryStatusStore
 FILE_SOURCE = "org.apache.kafka.connect.file.FileStreamSourceConnector"
 
 
-@dataclass
-class _Handle:
-    callbacks: list[tuple[Callable[..., Any], tuple[Any, ...]]] = field(default_factory=list)
-
-    def add_both(self, fn: Callable[..., Any], *args: Any) -> None:
-        self.callbacks.append((fn, args))
-
-
 class MemoryProducer:
     """Records what a task sends; every send succeeds when dispatched."""
 
     def __init__(self, sent: list[tuple[str, bytes | None]]) -> None:
         self._sent = sent
-        self._pending: list[_Handle] = []
+        self._pending: list[Callable[[BaseException | None], Any]] = []
         self._lock = threading.Lock()
 
     def send(self, topic: str, *, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
-             partition: int | None, timestamp_ms: int | None) -> _Handle:
-        handle = _Handle()
+             partition: int | None, timestamp_ms: int | None,
+             on_done: Callable[[BaseException | None], Any] | None = None) -> None:
         with self._lock:
             self._sent.append((topic, value))
-            self._pending.append(handle)
-        return handle
+            if on_done is not None:
+                self._pending.append(on_done)
 
     def dispatch(self) -> None:
         with self._lock:
             pending, self._pending = self._pending, []
-        for handle in pending:
-            for fn, args in handle.callbacks:
-                fn(*args, "ok")
+        for on_done in pending:
+            on_done(None)
 
     def flush(self, timeout: float | None = None) -> None:
         self.dispatch()

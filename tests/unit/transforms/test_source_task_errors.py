@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,25 +44,22 @@ class _Task(SourceTask):
         pass
 
 
-class _Result:
-    def __init__(self, outcome: Any) -> None:
-        self.outcome = outcome
-
-    def add_both(self, fn: Any, *args: Any) -> None:
-        fn(*args, self.outcome)
-
-
 class _Producer:
     """Refuses (asynchronously) the records whose value contains ``refuse``."""
 
     def __init__(self) -> None:
         self.sent: list[bytes | None] = []
 
-    def send(self, topic: str, *, value: bytes | None, **_: Any) -> _Result:
+    def send(self, topic: str, *, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
+             partition: int | None, timestamp_ms: int | None,
+             on_done: Callable[[BaseException | None], Any] | None = None) -> None:
         if value is not None and b"refuse" in value:
-            return _Result(RuntimeError("RecordTooLarge (simulated)"))
+            if on_done is not None:
+                on_done(RuntimeError("RecordTooLarge (simulated)"))
+            return
         self.sent.append(value)
-        return _Result(None)
+        if on_done is not None:
+            on_done(None)
 
     def dispatch(self) -> None:
         pass
