@@ -122,6 +122,25 @@ def test_retries_stop_at_the_timeout() -> None:
         operator(retry_timeout_ms=50, retry_delay_max_ms=10).execute(Stage.VALUE_CONVERTER, "C", always, rec())
 
 
+def test_a_first_failure_handed_in_counts_as_the_first_attempt() -> None:
+    calls = []
+
+    def flaky() -> str:
+        calls.append(1)
+        return "ok"
+
+    op = operator(retry_timeout_ms=5000, retry_delay_max_ms=10)
+    assert op.execute(Stage.VALUE_CONVERTER, "C", flaky, rec(), RetriableError("not yet")) == "ok"
+    assert len(calls) == 1 and op.retries == 1 and op.failures == 0
+    op = operator(tolerance_all=True)
+    assert op.execute(Stage.KEY_CONVERTER, "C", flaky, rec(), DataError("bad")) is FAILED
+    assert len(calls) == 1, "a non-retriable first failure is not run again"
+    assert op.failures == 1 and op.skipped == 1
+    with pytest.raises(ConnectError, match="Tolerance exceeded") as raised:
+        operator().execute(Stage.VALUE_CONVERTER, "C", flaky, rec(), RetriableError("no retries"))
+    assert isinstance(raised.value.__cause__, RetriableError) and len(calls) == 1
+
+
 def test_chain_with_operator_reports_failed() -> None:
     chain = build_chain({"transforms": "x", "transforms.x.type": "org.apache.kafka.connect.transforms.Cast$Value",
                          "transforms.x.spec": "a:int32"})

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from connect.api.data import STRING, Schema, Struct, Type, struct_schema
+from connect.api.errors import DataError, RetriableError
 from connect.api.records import SourceRecord
 from connect.api.task import SourceTask
 from connect.runtime.error_handling import ErrorHandlingConfig
@@ -83,9 +84,10 @@ class _Listener(TaskStatusListener):
         self.failed.append(trace)
 
 
-def _run(tmp_path: Path, values: list[Any], props: dict[str, str]) -> tuple[_Task, _Producer, _Listener, Any]:
+def _run(tmp_path: Path, values: list[Any], props: dict[str, str],
+         value_converter: JsonConverter | None = None) -> tuple[_Task, _Producer, _Listener, Any]:
     task, producer, listener = _Task(values), _Producer(), _Listener()
-    converters = Converters(JsonConverter(), JsonConverter(), SimpleHeaderConverter())
+    converters = Converters(JsonConverter(), value_converter or JsonConverter(), SimpleHeaderConverter())
     converters.key.configure({}, True)
     converters.value.configure({}, False)
     store = FileOffsetStore(tmp_path / "offsets.json")
@@ -140,3 +142,33 @@ def test_records_kafka_refuses(tmp_path: Path) -> None:
     assert [json.loads(v) for _, v in offsets] == [{"n": 2}]
     _, _, listener, _ = _run(tmp_path / "none", values, {})
     assert listener.failed and "RecordTooLarge" in listener.failed[0]
+
+
+class _FlakyConverter(JsonConverter):
+    """Fails each record's first conversion: retriably for values with s="retry", for good with s="bad"."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[str] = []
+
+    def from_connect_data(self, topic: str, schema: Any, value: Any, headers: Any = ()) -> bytes | None:
+        s = value.get("s")
+        first = s not in self.seen
+        self.seen.append(s)
+        if s == "bad" or (s == "retry" and first):
+            raise (RetriableError if s == "retry" else DataError)(f"cannot convert {s}")
+        return super().from_connect_data(topic, schema, value, headers)
+
+
+def test_converter_failures_are_retried_and_tolerated(tmp_path: Path) -> None:
+    converter = _FlakyConverter()
+    props = {"errors.tolerance": "all", "errors.retry.timeout": "5000", "errors.retry.delay.max.ms": "10"}
+    task, producer, listener, offsets = _run(tmp_path, [_value(1, "retry"), _value(2, "bad"), _value(3, "ok")],
+                                             props, converter)
+    assert [json.loads(v or b"null")["payload"]["s"] for v in producer.sent] == ["retry", "ok"]
+    assert converter.seen == ["retry", "retry", "bad", "ok"], "a retriable failure retried once, a bad value not"
+    assert not listener.failed and len(task.committed) == 3 and [json.loads(v) for _, v in offsets] == [{"n": 2}]
+    converter = _FlakyConverter()
+    _, producer, listener, _ = _run(tmp_path / "none", [_value(1, "bad"), _value(2, "ok")], {}, converter)
+    assert producer.sent == [] and len(listener.failed) == 1
+    assert "Tolerance exceeded in error handler" in listener.failed[0] and "cannot convert bad" in listener.failed[0]
