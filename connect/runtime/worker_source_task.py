@@ -103,6 +103,8 @@ class WorkerSourceTask:
         self.id = task_id
         self._close_store = close_store
         self._task = task
+        # the default commit_record does nothing: not called per record (acknowledgement thread) unless overridden
+        self._commits_records = type(task).commit_record is not SourceTask.commit_record
         self._props = dict(props)
         self._conv = converters
         self._producer = producer
@@ -385,9 +387,12 @@ class WorkerSourceTask:
             return
         submitted.ack()
         self.task_metrics.written += 1
-        self._commit_record(record)
+        if self._commits_records:
+            self._commit_record(record)
 
     def _commit_record(self, record: SourceRecord) -> None:
+        if not self._commits_records:
+            return
         try:
             self._task.commit_record(record)
         except Exception:
