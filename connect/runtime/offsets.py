@@ -60,7 +60,10 @@ class SubmittedRecords:
         else:
             record = SubmittedRecord(self._key(partition), offset)
         with self._lock:
-            self._queues.setdefault(record.key, deque()).append(record)
+            queue = self._queues.get(record.key)
+            if queue is None:
+                queue = self._queues[record.key] = deque()
+            queue.append(record)
         return record
 
     def remove(self, record: SubmittedRecord) -> None:
