@@ -294,22 +294,27 @@ class WorkerSourceTask:
 
     def _send(self, records: list[SourceRecord]) -> list[SourceRecord]:
         """Send records in order; return the ones not sent because of a retriable error."""
+        # bound once per batch, not looked up per record
+        chain, convert, submit, send = self._chain if self._chain else None, self._convert, self._submitted.submit, \
+            self._producer.send
+        before_send, dispatched, on_done, topics = self._before_send, self._record_dispatched, self._on_done, \
+            self._topics
         for index, original in enumerate(records):
-            record = self._chain.apply(original, self._errors) if self._chain else original
-            converted = None if record is None or record is FAILED else self._convert(record)
+            record = chain.apply(original, self._errors) if chain is not None else original
+            converted = None if record is None or record is FAILED else convert(record)
             if converted is None:
                 self._dropped(original)
                 continue
             key, value, headers = converted
-            if record.topic not in self._topics:
-                self._topics.add(record.topic)
-                self._listener.on_topic(self.id, record.topic)
-            self._before_send(original, record.topic)
-            submitted = self._submitted.submit(record.source_partition, record.source_offset)
+            topic = record.topic
+            if topic not in topics:
+                topics.add(topic)
+                self._listener.on_topic(self.id, topic)
+            before_send(original, topic)
+            submitted = submit(record.source_partition, record.source_offset)
             try:
-                self._producer.send(record.topic, value=value, key=key, headers=headers,
-                                    partition=record.kafka_partition, timestamp_ms=record.timestamp,
-                                    on_done=partial(self._on_done, submitted, original))
+                send(topic, value=value, key=key, headers=headers, partition=record.kafka_partition,
+                     timestamp_ms=record.timestamp, on_done=partial(on_done, submitted, original))
             except RetriableError as exc:
                 log.warning("%s Failed to send record, will retry: %s", self.id, exc)
                 self._submitted.remove(submitted)
@@ -319,7 +324,7 @@ class WorkerSourceTask:
                 raise
             except Exception as exc:
                 raise ConnectError(f"Failed to send record to {record.topic}: {exc}") from exc
-            self._record_dispatched(original)
+            dispatched(original)
         self._producer.dispatch()
         self._batch_dispatched()
         return []
