@@ -53,6 +53,8 @@ RECORDERS: tuple[Recorder, ...] = (
     *(Recorder(f"golden-{release}-cloudevents",
                f"tests/integration/mongodb/golden/debezium-{release}-cloudevents.jsonl",
                _golden(release, "cloudevents")) for release in releases.available()),
+    *(Recorder(f"golden-{release}-split", f"tests/integration/mongodb/golden/debezium-{release}-split.jsonl",
+               _golden(release, "split")) for release in releases.available()),
     Recorder("incremental-offsets", "tests/unit/mongodb/data/debezium_incremental_offsets.jsonl",
              _module_main("compat.debezium.incremental_offsets")),
     Recorder("naming", "tests/integration/mongodb/golden/naming.json", _module_main("compat.debezium.naming")),

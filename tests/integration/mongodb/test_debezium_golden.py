@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from compat.debezium import cloudevents_scenario, harness, incremental_scenario, snapshot_scenario
+from compat.debezium import cloudevents_scenario, harness, incremental_scenario, snapshot_scenario, split_scenario
 from tests.integration.mongodb.conftest import client
 from tests.integration.support import Worker, create_connector
 
@@ -81,6 +81,17 @@ def test_same_cloudevents_as_debezium(worker: Worker, stack: Any, secantus_facto
     extension attributes and ``data`` with its schema, byte for byte but for the envelope's times and session."""
     got, expected = _run_scenario(worker, stack, secantus_factory, release, "cloudevents", cloudevents_scenario)
     assert len(got) == len(expected)
+    for ours, theirs in zip(got, expected, strict=True):
+        assert ours == theirs
+
+
+@pytest.mark.parametrize("release", ["3.6.1.Final", "3.6.3.Final"])
+def test_same_records_from_a_split_event_as_debezium(worker: Worker, stack: Any, secantus_factory: Any,
+                                                     release: str) -> None:
+    """``cursor.oversize.handling.mode=split`` (``compat.debezium.split_scenario``): an update event over 16 MB
+    handed out in fragments and joined, its big field excluded; every record byte for byte."""
+    got, expected = _run_scenario(worker, stack, secantus_factory, release, "split", split_scenario)
+    assert len(got) == len(expected) == split_scenario.RECORDS
     for ours, theirs in zip(got, expected, strict=True):
         assert ours == theirs
 
