@@ -88,7 +88,8 @@ class MongoDbConnectorTask(SourceTask):
         try:
             for rs, uri in sharding.assigned_replica_sets(props, self.config.connection_string):
                 self.streams.append(self._make_stream(rs, uri, run_id))
-            snapshot_first = [s for s in self.streams if self._needs_snapshot(self._stored[id(s)])]
+            snapshot_first = [s for s in self.streams
+                              if self._position_lost(s) or self._needs_snapshot(self._stored[id(s)])]
             self._signals = self._open_signals()
         except Exception:
             self.stop()
@@ -157,6 +158,21 @@ class MongoDbConnectorTask(SourceTask):
                     "to never allow snapshots. Reconfigure the connector to use snapshots initially or when needed.")
             return False
         return mode is SnapshotMode.ALWAYS or not stored or interrupted
+
+    def _position_lost(self, stream: StreamCapture) -> bool:
+        """Debezium's check of a stored stream position at task start, in every snapshot mode: when the server no
+        longer has it, ``when_needed`` forgets the offset and snapshots again (True); any other mode fails the
+        task with Debezium's message (``always`` too: Debezium's check comes before its snapshot)."""
+        stored = self._stored[id(stream)]
+        if not stored or Position.from_offset(stored).initsync or stream.position_available():
+            return False
+        if self.config.snapshot_mode is not SnapshotMode.WHEN_NEEDED:
+            raise ConnectError(f"[{self.tag}] {lost_position_message(stored)}")
+        log.warning("[%s] The stored change stream position is no longer available on the server; "
+                    "snapshot.mode=when_needed takes a new snapshot", self.tag)
+        stream.resume_token, stream.start_at = None, None
+        self._stored[id(stream)] = None
+        return True
 
     # -- streaming ---------------------------------------------------------------------------------------------
     def _start_stream(self, stream: StreamCapture) -> bool:

@@ -14,12 +14,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from bson import Timestamp
+from pymongo.errors import PyMongoError
 
 from connect.api.errors import DataError
 from connect.api.records import SourceRecord
 from connectors.mongodb import extjson
 from connectors.mongodb.capture_config import FullUpdateType
 from connectors.mongodb.config import CaptureMode, CaptureScope, CollectionFilter, MongoDbConfig
+from connectors.mongodb.connection import Fault, classify
 from connectors.mongodb.event_converter import OPERATIONS, ChangeEventConverter
 from connectors.mongodb.fields import FieldSelector
 from connectors.mongodb.position import Position, session_txn
@@ -125,6 +127,19 @@ class StreamCapture:
         if self.resume_token is not None:
             return "after the stored resume token"
         return f"at {self.start_at}" if self.start_at is not None else "at the current time"
+
+    def position_available(self) -> bool:
+        """Whether the server still holds the stored resume token (Debezium checks it at task start). Any other
+        failure counts as available: the stream's own retries deal with it."""
+        if self.resume_token is None:
+            return True
+        try:
+            with watch_target(self.client, self.config).watch(resume_after=self.resume_token,
+                                                              max_await_time_ms=1) as stream:
+                stream.try_next()  # a server may report the lost position at the first batch
+                return True
+        except PyMongoError as exc:
+            return classify(exc) is not Fault.POSITION_LOST
 
     # -- stream ------------------------------------------------------------------------------------------------
     @property

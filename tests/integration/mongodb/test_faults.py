@@ -126,7 +126,7 @@ def test_history_lost_when_needed_takes_a_new_snapshot(worker: Worker, stack: An
     assert last["op"] == "c" and json.loads(last["after"])["_id"] == "after"
 
 
-@pytest.mark.parametrize("mode", ["initial", "no_data"])
+@pytest.mark.parametrize("mode", ["initial", "no_data", "always"])  # always: Debezium checks before its snapshot
 def test_history_lost_fails_with_debeziums_message(worker: Worker, stack: Any, secantus_factory: Any,
                                                    mode: str) -> None:
     name, _prefix, _db, _mongo = _lose_history(worker, stack, secantus_factory, mode)
