@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv services stop demo test test-unit lint typecheck pytest chaos soak bench bench-compare clean
+.PHONY: venv services stop demo test test-unit lint typecheck pytest chaos soak many-connectors bench bench-compare clean
 
 # The install also builds native/ (cargo: the MongoDB connector's Extended JSON writer, JsonConverter's writer):
 # its sources are prerequisites so that an edited crate is rebuilt before the tests run.
@@ -49,6 +49,11 @@ test-unit: venv
 # .stack/chaos/. `make test` runs one cell per fault kind.
 chaos: venv
 	mkdir -p .stack && CHAOS_MATRIX=full $(VENV)/bin/pytest tests/integration/chaos -q -s --basetemp=.stack/chaos
+
+# 100 FileStreamSource connectors on one worker (20 in `make test`): start-up time and memory per connector, appended
+# to benchmarks/results.md
+many-connectors: venv
+	MANY_CONNECTORS=100 $(VENV)/bin/pytest tests/integration/test_many_connectors.py -q -s
 
 # 10 connectors on one worker for 30 minutes (3 in `make test`): writes benchmarks/soak-results.md
 soak: venv
