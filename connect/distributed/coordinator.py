@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Mapping
 
 from connect.api.errors import ConnectError
@@ -42,6 +43,7 @@ class GroupCoordinator:
         self._stop = stop
         self._sync_timeout = config.worker_sync_timeout_ms / 1000
         self._rebalance = rebalance or RebalanceMetrics()
+        self._unreachable_since: float | None = None
 
     @property
     def rebalancing(self) -> bool:
@@ -65,6 +67,7 @@ class GroupCoordinator:
 
     def tick(self, listener: RebalanceListener) -> None:
         cluster = self.cluster
+        self._revoke_when_cut_off(listener)
         if self._config_store.take_write_fenced() and cluster.is_leader:
             # a privileged write failed, most likely because a newer leader fenced this one while it was away: rejoin,
             # and claim the privileges again only if the group still makes this worker its leader
@@ -128,6 +131,27 @@ class GroupCoordinator:
         except ConnectError as exc:
             log.error("Unable to claim write privileges for config topic %s: %s", when, exc)
             self._stop.wait(backoff)
+
+    def _revoke_when_cut_off(self, listener: RebalanceListener) -> None:
+        """As Connect's ``WorkerCoordinator.poll`` (KAFKA-9184): once the group coordinator has been unreachable
+        for ``heartbeat.interval.ms``, stop this worker's connectors and tasks, so that they do not run while the
+        worker is not a member of the group (the group gives them to other workers); it rejoins when it can."""
+        cluster = self.cluster
+        if not getattr(cluster.member, "coordinator_unknown", False):
+            self._unreachable_since = None
+            return
+        now = time.monotonic()
+        if self._unreachable_since is None:
+            self._unreachable_since = now
+        elapsed_ms = (now - self._unreachable_since) * 1000
+        if cluster.assignment is None or elapsed_ms < self._config.heartbeat_interval_ms:
+            return
+        log.info("The group coordinator was unreachable for %d ms: revoking this worker's connectors %s and tasks "
+                 "%s to avoid running them while not a member of the group", elapsed_ms, sorted(cluster.connectors),
+                 sorted(str(t) for t in cluster.tasks))
+        listener.revoke_all()
+        cluster.revoke()
+        cluster.member.request_rejoin()
 
     def after_reconcile(self, snapshot: ConfigState) -> None:
         if self.cluster.needs_rebalance(snapshot):

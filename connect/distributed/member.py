@@ -85,6 +85,14 @@ class WorkerGroupMember:
         return bool(self._coordinator.need_rejoin() or self._coordinator.rebalance_in_progress())
 
     @property
+    def coordinator_unknown(self) -> bool:
+        """True while the member knows no reachable group coordinator: none is known, or (in a stable group) no
+        heartbeat has been answered for ``session.timeout.ms``, after which the coordinator has dropped it."""
+        coordinator = self._coordinator
+        return bool(coordinator.coordinator_unknown()
+                    or (coordinator.stable() and coordinator.heartbeat.session_timeout_expired()))
+
+    @property
     def generation(self) -> int:
         """The current generation id (-1 before the first join)."""
         return int(self._coordinator._generation.generation_id)

@@ -262,7 +262,12 @@ class RdKafkaProducer:
         if self._closed.is_set():
             return
         try:
-            self._producer.flush(-1 if timeout is None else timeout)
+            left = self._producer.flush(-1 if timeout is None else timeout)
+            if left:  # as Java's close(timeout): what is still unsent fails now instead of going out later
+                log.warning("%s producer closed with %d record(s) undelivered after %s s: dropped (their offsets "
+                            "were not committed)", self._client_id, left, timeout)
+                self._producer.purge()
+                self._producer.flush(0)
         except confluent_kafka.KafkaException as exc:  # a fatal error (fenced): nothing more can be delivered
             log.warning("%s producer closed after a fatal error: %s", self._client_id, exc)
         self._closed.set()

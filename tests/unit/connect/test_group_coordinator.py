@@ -33,6 +33,7 @@ class ScriptedMember:
         self.rejoins = 0
         self.generation = 0
         self.stopped = False
+        self.coordinator_unknown = False
 
     def poll(self, timeout: float) -> None:
         if self.script and self.view is not None:
@@ -232,3 +233,30 @@ def test_a_fenced_leader_rejoins_before_it_claims_again() -> None:
     member.rebalancing = True  # the rejoin the coordinator asks for is under way
     coordinator.tick(Listener())
     assert member.rejoins == 1 and store.calls == ["claim"]  # no claim while the group decides who leads
+
+
+def test_a_worker_cut_off_from_the_coordinator_revokes_its_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Connect's KAFKA-9184: heartbeat.interval.ms (3 s) without a reachable coordinator, the worker stops its
+    connectors and tasks once and asks to rejoin; the next assignment gives them back."""
+    coordinator, member, _ = _coordinator()
+    listener = Listener()
+    member.script.append(("sessioned", _assignment(connectors=("a",), tasks=(A0,))))
+    coordinator.tick(listener)
+    assert coordinator.owns_connector("a") and coordinator.owns_task(A0)
+    clock = [100.0]
+    monkeypatch.setattr("connect.distributed.coordinator.time.monotonic", lambda: clock[0])
+    member.coordinator_unknown = True
+    coordinator.tick(listener)
+    clock[0] += 2.9
+    coordinator.tick(listener)
+    assert "revoke_all" not in listener.calls and coordinator.owns_task(A0)
+    clock[0] += 0.2
+    rejoins = member.rejoins
+    coordinator.tick(listener)
+    coordinator.tick(listener)
+    assert listener.calls.count("revoke_all") == 1 and member.rejoins == rejoins + 1
+    assert not coordinator.owns_connector("a") and not coordinator.owns_task(A0)
+    member.coordinator_unknown = False
+    member.script.append(("sessioned", _assignment(connectors=("a",), tasks=(A0,))))
+    coordinator.tick(listener)
+    assert coordinator.owns_connector("a") and coordinator.owns_task(A0)
