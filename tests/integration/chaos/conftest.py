@@ -22,7 +22,7 @@ from stack import chaos, procs
 from stack.chaos import ChaosStack
 from stack.worker import ConnectWorker, distributed_properties
 from tests.integration.chaos.workload import CellResult, Observer, Writer, mongo_state
-from tests.integration.support import Worker, create_connector, unique
+from tests.integration.support import Worker, create_connector, stored_offset, unique
 
 FULL = os.environ.get("CHAOS_MATRIX") == "full"
 RESULTS_FILE = procs.REPO_ROOT / "benchmarks" / "chaos-results.md"
@@ -45,24 +45,27 @@ MONGO_TIMEOUTS = {
 }
 
 
-#: how many cells of the whole matrix this session runs (the table is recorded only when it runs them all)
+#: the cells collected, and the same again when every test function of the matrix is among them (-1 if not): the
+#: table is recorded only when every cell collected ran
 _SELECTED: list[int] = [0, 0]
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Without ``CHAOS_MATRIX=full`` the cells marked ``chaos_full`` are left out (deselected, not skipped)."""
+    """Without ``CHAOS_MATRIX=full`` the cells marked ``chaos_full`` are left out (deselected, not skipped).
+    Runs before ``-k``/``-m`` deselect: counts every cell of the matrix (parametrized ones once per case)."""
     here = Path(__file__).parent
-    _SELECTED[:] = [sum(1 for item in items if here in item.path.parents), _matrix_size(here)]
+    mine = [item for item in items if here in item.path.parents]
+    functions = {getattr(item, "originalname", item.name) for item in mine}
+    defined = {line[4:].split("(")[0] for line in (here / "test_matrix.py").read_text().splitlines()
+               if line.startswith("def test_")}
+    _SELECTED[:] = [len(mine), len(mine) if functions == defined else -1]
     if FULL:
         return
     dropped = [item for item in items if item.get_closest_marker("chaos_full")]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = [item for item in items if not item.get_closest_marker("chaos_full")]
-
-
-def _matrix_size(here: Path) -> int:
-    return sum(line.startswith("def test_") for line in (here / "test_matrix.py").read_text().splitlines())
 
 
 @pytest.fixture(scope="package")
@@ -93,16 +96,20 @@ def render(rows: list[CellResult]) -> str:
         "Written by `make chaos` (tests/integration/chaos/). Each cell: a writer applies inserts, updates, "
         "replaces, deletes and two-write transactions at 40 steps/s through the fault; *written* counts the "
         "changes MongoDB acknowledged, *lost* those no Kafka record carries once the fault healed, *duplicated* "
-        "the extra copies, *superseded* the changes carried by a later snapshot read of their document instead of "
+        "the extra copies (in brackets the bound where it was measured: the changes after the offset stored last "
+        "before the fault and acknowledged before the heal; every duplicate is one of them), *superseded* "
+        "the changes carried by a later snapshot read of their document instead of "
         "their own event (a snapshot started over, as Debezium does when none of its offsets was stored), *stale* "
         "the documents such a snapshot could not know were deleted (no event tells the consumer; Debezium's "
         "neither), "
-        "*recover* the seconds from the heal until every change written before it was in "
-        "Kafka. In every cell that passed, the collection rebuilt from the records in Kafka order equals MongoDB's "
-        "(less the stale documents).\n\n"
+        "*recover* the seconds from the heal until every change written before it (or the snapshot read "
+        "carrying it) was in Kafka. In every cell that passed, the collection rebuilt from the records in Kafka "
+        "order equals MongoDB's (less the stale documents).\n\n"
         f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {os.cpu_count()} cores.\n\n"
         "| cell | written | lost | superseded | stale | duplicated | recover (s) | connector after |\n"
         "|---|---|---|---|---|---|---|---|\n" + "".join(row.row() + "\n" for row in rows)
+        + "".join(f"\n* {row.cell}: {note}" for row in rows for note in row.notes) + ("\n" if any(
+            row.notes for row in rows) else "")
     )
 
 
@@ -120,17 +127,38 @@ class Cell:
         self.db, self.coll = unique("chaosdb_"), "items"
         self.topic = f"{self.prefix}.{self.db}.{self.coll}"
         self.workers: list[Worker] = []
+        self.mongo_uri, self.worker_mongo_uri = services.mongo_uri, services.worker_mongo_uri
         self.writer = Writer(services.mongo_uri, self.db, self.coll)
         self.observer = Observer(services.observer_bootstrap, self.topic)
         self.expected_extra: list[str] = []
         #: the snapshot may start over from a new position: a change is then carried by the snapshot's read of
         #: its document (superseded) instead of its own event, as in Debezium
         self.snapshot_may_restart = False
+        #: (sec, ord) of the offset stored last before the fault (None: not read, the loose bound applies)
+        self.committed: tuple[int, int] | None = None
+        #: what the connector went through before it ran again (a FAILED status the cell expected)
+        self.outcome_before = ""
+        self.notes: list[str] = []
+        #: the consumer applies a change only when it is newer than its document's last one (late copies of a
+        #: worker cut off from Kafka may arrive after the new owner's records)
+        self.position_aware = False
+
+    def note(self, text: str) -> None:
+        """A line about this cell under the results table (the cell's result must be recorded)."""
+        self.results[-1] = dataclasses.replace(self.results[-1], notes=(*self.results[-1].notes, text))
+
+    def use_mongo(self, server_uri: str, worker_uri: str) -> None:
+        """Capture another SecantusDB (before :meth:`start`): the writer writes there, the worker reads it through
+        ``worker_uri``."""
+        self.writer.client.close()
+        self.mongo_uri, self.worker_mongo_uri = server_uri, worker_uri
+        self.writer = Writer(server_uri, self.db, self.coll)
 
     # -- set-up ------------------------------------------------------------------------------------------------
-    def new_worker(self, extra: dict[str, str] | None = None, *, wait: bool = True) -> Worker:
+    def new_worker(self, extra: dict[str, str] | None = None, *, wait: bool = True,
+                   bootstrap: str | None = None) -> Worker:
         port = procs.free_port()
-        props = distributed_properties(self.services.worker_bootstrap, port, group_id=self.group,
+        props = distributed_properties(bootstrap or self.services.worker_bootstrap, port, group_id=self.group,
                                        extra={**WORKER_SETTINGS, **(extra or {})})
         process = ConnectWorker(self.tmp_path / f"worker-{len(self.workers)}", port, props)
         if wait:
@@ -147,18 +175,27 @@ class Cell:
 
     def connector_config(self, **extra: str) -> dict[str, str]:
         return {"connector.class": "io.debezium.connector.mongodb.MongoDbConnector",
-                "mongodb.connection.string": self.services.worker_mongo_uri, "topic.prefix": self.prefix,
+                "mongodb.connection.string": self.worker_mongo_uri, "topic.prefix": self.prefix,
                 "collection.include.list": f"{self.db}.{self.coll}", **MONGO_TIMEOUTS, **extra}
 
-    def start(self, *, writer: bool = True, **connector_extra: str) -> None:
-        """A worker, the connector RUNNING, the observer, and (``writer``) the writer warmed up."""
+    def start(self, *, writer: bool = True, config: dict[str, str] | None = None) -> None:
+        """A worker, the connector (with ``config`` over the cell's) RUNNING, the observer, and (``writer``) the
+        writer warmed up."""
         if not self.workers:
             self.new_worker()
-        create_connector(self.worker, self.connector, self.connector_config(**connector_extra), timeout=120)
+        create_connector(self.worker, self.connector, self.connector_config(**(config or {})), timeout=120)
         self.observer.start()
         if writer:
             self.writer.start()
             self.wait_events(WARM_UP_EVENTS)
+            self.read_committed()
+
+    def read_committed(self) -> None:
+        """Remember the position of the offset stored last (the fault comes after: the duplicate bound counts
+        the records after it)."""
+        offset = stored_offset(self.services.observer_bootstrap, f"{self.group}-offsets", self.connector)
+        if offset is not None and "sec" in offset and "ord" in offset and not offset.get("initsync"):
+            self.committed = (int(offset["sec"]), int(offset["ord"]))
 
     def wait_events(self, count: int, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout
@@ -179,32 +216,39 @@ class Cell:
         deadline = healed + RECOVER_TIMEOUT
         while time.monotonic() < deadline and self.writer.error is None:
             after = [n for n, at in list(self.writer.written.items()) if at > healed]
-            if after and self.observer.has(after[:1]):
+            if after and self.observer.has_any(after[-100:]):
                 break
             time.sleep(0.2)
         self.writer.stop()
         expected = dict(self.writer.written)
-        self.observer.wait_for([*expected, *self.expected_extra], timeout=max(30.0, deadline - time.monotonic()))
-        status = status_from.wait_status(self.connector, _all_running, timeout=120)
+        self._wait_delivered([*expected, *self.expected_extra], timeout=max(30.0, deadline - time.monotonic()))
+        status = status_from.wait_status(self.connector, _all_running, timeout=180)
         seen = self.observer.seen
         with self.observer.lock:
             missing = [n for n in [*expected, *self.expected_extra] if n not in seen.arrived]
             duplicated = sum(count - 1 for count in seen.counts.values())
+            bound = self._duplicate_bound(healed)
             backlog = [seen.arrived[n] - healed for n, at in expected.items() if at <= healed and n in seen.arrived]
+            backlog += [at - healed for n, at in seen.arrived.items() if n.startswith("r") and at > healed]
         superseded = self._superseded(missing) if self.snapshot_may_restart else set()
         lost = sorted(n for n in missing if n not in superseded)
         result = CellResult(self.name, len(expected), len(lost), duplicated, max([0.0, *backlog]),
-                            status["connector"]["state"] + "/" + ",".join(t["state"] for t in status["tasks"]),
-                            len(superseded))
+                            self.outcome_before + status["connector"]["state"] + "/"
+                            + ",".join(t["state"] for t in status["tasks"]), len(superseded), dup_bound=bound)
         self.results.append(result)
-        wanted = mongo_state(self.services.mongo_uri, self.db, self.coll)
-        state_deadline = time.monotonic() + 30
-        while self.observer.replay() != wanted and time.monotonic() < state_deadline:
-            time.sleep(0.2)
-        rebuilt = self.observer.replay()
+        wanted = mongo_state(self.mongo_uri, self.db, self.coll)
         # A snapshot that starts over reads what exists then: a document deleted after the first attempt read
         # it and before the second began gets no delete event (Debezium's too); it stays with the consumer.
         unseen_deletes = {self.writer.doc_of[n] for n in superseded if n.startswith("d")}
+
+        def rebuilt_less_stale() -> dict[int, Any]:
+            return {doc: body for doc, body in self.observer.replay(by_position=self.position_aware).items()
+                    if doc in wanted or doc not in unseen_deletes}
+
+        state_deadline = time.monotonic() + 30
+        while rebuilt_less_stale() != wanted and time.monotonic() < state_deadline:
+            time.sleep(0.2)
+        rebuilt = self.observer.replay(by_position=self.position_aware)
         stale = {doc for doc in set(rebuilt) - set(wanted) if doc in unseen_deletes}
         result = dataclasses.replace(result, stale=len(stale))
         self.results[-1] = result
@@ -212,15 +256,42 @@ class Cell:
         rebuilt = {doc: body for doc, body in rebuilt.items() if doc not in stale}
         assert rebuilt == wanted, (f"{self.name}: the consumer's collection differs from MongoDB's: "
                                    f"{_difference(rebuilt, wanted)}")
-        assert duplicated <= len(expected) + len(self.expected_extra), f"{self.name}: {duplicated} duplicates"
+        limit = len(expected) + len(self.expected_extra) if bound is None else bound
+        assert duplicated <= limit, f"{self.name}: {duplicated} duplicates, more than {limit}"
         return result
+
+    def _duplicate_bound(self, healed: float) -> int | None:
+        """With the committed position read before the fault: the changes after it that MongoDB acknowledged
+        before the heal (only those can have been sent before the fault and again after it). Every duplicated
+        change must be among them. Called with the observer's lock held."""
+        if self.committed is None:
+            return None
+        seen, written = self.observer.seen, self.writer.written
+        after = {name for _, name, body in seen.events
+                 if name in written and written[name] <= healed and _position(body) >= self.committed}
+        repeated = {name for name, count in seen.counts.items() if count > 1}
+        early = sorted(repeated - after - {n for n in repeated if n.startswith("r") or written.get(n, 0) > healed})
+        assert not early, (f"{self.name}: changes at or before the committed offset {self.committed} or written "
+                           f"after the heal were sent twice: {early[:10]}")
+        return len(after)
+
+    def _wait_delivered(self, names: list[str], timeout: float) -> None:
+        """Until every change of ``names`` was read, or (a snapshot may have started over) the missing ones are
+        all carried by snapshot reads; at most ``timeout`` s."""
+        deadline = time.monotonic() + timeout
+        while not self.observer.wait_for(names, timeout=1.0) and time.monotonic() < deadline:
+            if self.snapshot_may_restart:
+                with self.observer.lock:
+                    missing = [n for n in names if n not in self.observer.seen.arrived]
+                if len(self._superseded(missing)) == len(missing):
+                    return
 
     def _superseded(self, missing: list[str]) -> set[str]:
         """The missing changes a snapshot read made later carries: the read saw that write or a newer one of the
         document (``v`` is the writer's step, growing per document), or the document is gone (deleted before
         the new snapshot read it: the consumer rightly never has it)."""
         newest = self.observer.snapshot_versions()
-        gone = set(self.writer.doc_of.values()) - set(mongo_state(self.services.mongo_uri, self.db, self.coll))
+        gone = set(self.writer.doc_of.values()) - set(mongo_state(self.mongo_uri, self.db, self.coll))
         def carried(name: str) -> bool:
             doc = self.writer.doc_of.get(name)
             if doc is None:
@@ -233,6 +304,12 @@ class Cell:
         for worker in self.workers:
             worker.process.stop(timeout=20)
             worker.http.close()
+
+
+def _position(body: dict[str, Any]) -> tuple[int, int]:
+    """The (sec, ord) of an event's ``source`` block, as its offset stores them."""
+    source = body["source"]
+    return int(source["ts_ms"]) // 1000, int(source.get("ord") or 0)
 
 
 def _all_running(status: dict[str, Any]) -> bool:

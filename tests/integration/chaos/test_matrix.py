@@ -6,17 +6,23 @@ Cells marked ``chaos_full`` run with ``make chaos`` only; the others (one per fa
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
+from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import httpx
 import pytest
+from bson import ObjectId
 
 from connectors.mongodb.snapshot.progress import SnapshotProgress
-from stack.chaos import ChaosStack
+from stack.chaos import ChaosStack, ProxiedMongo
+from tests.integration.chaos.conftest import WARM_UP_EVENTS as WARM_UP
 from tests.integration.chaos.conftest import Cell, fault_window, leader_url
-from tests.integration.support import end_offsets, wait_stored_offset
+from tests.integration.support import Worker, end_offsets, wait_stored_offset
 
 pytestmark = [pytest.mark.integration, pytest.mark.timeout(900)]
 full = pytest.mark.chaos_full
@@ -123,6 +129,68 @@ def test_mongo_partition_past_timeouts(cell: Cell, chaos_stack: ChaosStack) -> N
     cell.finish(healed)
 
 
+OPLOG_ENTRIES = 1000
+LOST_POSITION = "no longer available on the server. Reconfigure the connector to use a snapshot mode when needed."
+
+
+def _count_in_log(worker: Worker, text: str) -> int:
+    return worker.process.log_path.read_text(errors="replace").count(text)
+
+
+@pytest.mark.parametrize("mode", [pytest.param("when_needed", marks=full), "initial",  # initial in make test
+                                  pytest.param("no_data", marks=full), pytest.param("always", marks=full)])
+def test_mongo_oplog_lost_while_partitioned(cell: Cell, chaos_stack: ChaosStack, tmp_path: Path, mode: str) -> None:
+    """A SecantusDB keeping 1,000 oplog entries; the connector is cut from it for 15 s (past its socket timeout)
+    while 3,000 other writes roll the oplog over: its resume token is gone. As Debezium 3.x: ``when_needed``
+    takes a new snapshot and runs on; ``initial``, ``no_data`` and ``always`` fail the task with Debezium's
+    message, once (no retry storm), and every change acknowledged before the partition is in Kafka. The
+    operator then does what the message says (``snapshot.mode=when_needed``): the new snapshot carries what the
+    lost oplog held, nothing is lost."""
+    small = chaos_stack.small_oplog_mongo(tmp_path / "small-oplog", OPLOG_ENTRIES)
+    try:
+        _oplog_lost(cell, small, mode)
+    finally:
+        small.server.stop()
+
+
+def _oplog_lost(cell: Cell, small: ProxiedMongo, mode: str) -> None:
+    cell.name = f"mongo_oplog_lost_while_partitioned[{mode}]"
+    cell.use_mongo(small.server.uri, small.worker_uri)
+    cell.start(config={"snapshot.mode": mode})
+    before = list(cell.writer.written)
+    noise = cell.writer.client[cell.db]["noise"]
+
+    def lose_window() -> None:
+        small.proxy.partition()
+        for start in range(0, 3 * OPLOG_ENTRIES, 500):
+            noise.insert_many([{"_id": i, "pad": "z" * 50} for i in range(start, start + 500)])
+
+    healed = fault_window(15.0, lose_window, small.proxy.heal)
+    cell.snapshot_may_restart = True  # the changes the lost oplog held reach Kafka as a new snapshot's reads
+    worker, tag = cell.worker, f"[{cell.connector}|task-0]"
+    if mode != "when_needed":
+        status = worker.wait_status(cell.connector, lambda s: bool(s["tasks"]) and s["tasks"][0]["state"] == "FAILED",
+                                    timeout=180)
+        trace = status["tasks"][0]["trace"]
+        assert "The connector is trying to read change stream starting at {sec=" in trace and LOST_POSITION in trace
+        assert cell.observer.wait_for(before, timeout=60), "a change acknowledged before the partition is missing"
+        # the operator's fix, as the message says: the reconfigured task takes a new snapshot
+        reply = worker.http.put(f"/connectors/{cell.connector}/config",
+                                json=cell.connector_config(**{"snapshot.mode": "when_needed"}))
+        assert reply.status_code == 200, reply.text
+        cell.outcome_before = "FAILED, reconfigured when_needed: "
+    cell.finish(healed)
+    retries = _count_in_log(worker, f"{tag} Change stream failed, resuming")
+    failures = _count_in_log(worker, f"{tag} The connector is trying to read change stream")
+    assert retries <= 20, f"{retries} retries of the change stream: a retry storm"
+    assert failures <= (0 if mode == "when_needed" else 2), f"the lost position was reported {failures} times"
+    assert _count_in_log(worker, f"{tag} The change stream position is no longer available") \
+        + _count_in_log(worker, f"{tag} The stored change stream position is no longer available") >= 1
+    cell.note(f"{retries} change-stream retries logged during the partition; the lost position reported "
+              f"{failures} time(s)" + ("" if mode == "when_needed" else
+                                       ", the task FAILED with Debezium's message until reconfigured"))
+
+
 # -- the worker ---------------------------------------------------------------------------------------------------
 
 def test_worker_sigkill_during_offset_flush(cell: Cell) -> None:
@@ -185,6 +253,32 @@ def test_worker_sigkill_before_the_snapshot_stored_an_offset(cell: Cell) -> None
     cell.finish(time.monotonic())
 
 
+def _signal(cell: Cell, kind: str, data: dict[str, Any]) -> None:
+    cell.writer.client[cell.db]["signals"].insert_one({"_id": ObjectId(), "type": kind, "data": json.dumps(data)})
+
+
+@full
+def test_worker_sigkill_during_incremental_snapshot(cell: Cell) -> None:
+    """An ``execute-snapshot`` signal starts an incremental snapshot of 10,000 documents while the writer
+    writes; the worker is killed once an offset with the snapshot's progress is stored. After the restart the
+    snapshot resumes from that offset and finishes: every document is in a snapshot read, every change
+    streamed."""
+    _preload(cell, 10_000)
+    cell.start(writer=False, config={"snapshot.mode": "no_data", "signal.data.collection": f"{cell.db}.signals",
+                                     "incremental.snapshot.chunk.size": "500"})
+    cell.writer.start()
+    cell.wait_events(WARM_UP)
+    _signal(cell, "execute-snapshot", {"data-collections": [f"{cell.db}\\.{cell.coll}"], "type": "incremental"})
+    wait_stored_offset(cell.services.observer_bootstrap, f"{cell.group}-offsets", cell.connector,
+                       lambda offset: any(key.startswith("incremental_snapshot") for key in offset),
+                       "with an incremental snapshot in progress", timeout=180)
+    cell.worker.process.kill()
+    cell.worker.process.start()
+    cell.finish(time.monotonic())
+    log = cell.worker.process.log_path.read_text(errors="replace")
+    assert f"Incremental snapshot of {cell.db}.{cell.coll} completed" in log
+
+
 @full
 def test_worker_sigterm_with_records_in_flight(cell: Cell) -> None:
     cell.start()
@@ -194,6 +288,60 @@ def test_worker_sigterm_with_records_in_flight(cell: Cell) -> None:
 
 
 # -- a group of workers -------------------------------------------------------------------------------------------
+
+def _answers(worker: Worker, cell: Cell) -> str:
+    """What ``worker``'s REST API answers now: each call's status code (or the client's error)."""
+    calls = [("GET", "/", None), ("GET", "/connectors", None), ("GET", f"/connectors/{cell.connector}/status", None),
+             ("PUT", f"/connectors/{cell.connector}/config", cell.connector_config(**{"max.batch.size": "1000"}))]
+    out = []
+    for method, path, body in calls:
+        try:
+            reply = worker.http.request(method, path, json=body, timeout=90)
+            detail = reply.json().get("connector", {}).get("state", "") if path.endswith("/status") \
+                and reply.status_code == 200 else ""
+            out.append(f"{method} {path.split('/')[-1] or '/'} {reply.status_code}{' ' + detail if detail else ''}")
+        except httpx.HTTPError as exc:
+            out.append(f"{method} {path.split('/')[-1] or '/'} {type(exc).__name__}")
+    return "; ".join(out)
+
+
+@full
+def test_worker_partitioned_from_kafka_serves_rest(cell: Cell, chaos_stack: ChaosStack) -> None:
+    """Two workers; the first, alone when the connector is created, reaches Kafka through a proxy of its own and
+    is cut from it for 40 s (past the group's session timeout and scheduled.rebalance.max.delay.ms). As Connect
+    (KAFKA-9184) it stops its connectors and tasks once the coordinator has been unreachable for
+    heartbeat.interval.ms; the other worker takes the work over; the cut-off worker's REST API still answers
+    (status from its last view; a config write fails); after the heal the connector runs with nothing lost."""
+    isolated = cell.new_worker(bootstrap=chaos_stack.isolated_worker_bootstrap)
+    cell.start()
+    other = cell.new_worker()
+    other.wait_running(cell.connector, timeout=120)
+    proxy = chaos_stack.isolated_kafka_proxy
+    mine = urlsplit(other.url).netloc
+    cut_at = time.monotonic()
+    proxy.partition()
+    try:
+        # the group gives the partitioned worker's share to the other one; then ask the partitioned worker
+        other.wait_status(cell.connector, lambda s: s["connector"]["worker_id"] == mine and bool(s["tasks"])
+                          and all(t["worker_id"] == mine and t["state"] == "RUNNING" for t in s["tasks"]),
+                          timeout=180)
+        revoked = "revoking this worker's connectors"
+        deadline = time.monotonic() + 120
+        while revoked not in isolated.process.log_path.read_text(errors="replace"):
+            assert time.monotonic() < deadline, "the partitioned worker never stopped its work"
+            time.sleep(0.5)
+        answers = _answers(isolated, cell)
+        time.sleep(max(0.0, cut_at + 40.0 - time.monotonic()))  # the partition's length, not a synchronisation
+    finally:
+        proxy.heal()
+    healed = time.monotonic()
+    cell.position_aware = True
+    cell.finish(healed, status_from=other)
+    cell.note(f"the partitioned worker's REST answers once it stopped its work: {answers}; its producer's "
+              "request in flight when cut off reaches Kafka after the heal, after the new owner's records: the "
+              "consumer's collection is compared applying each document's changes in source-position order")
+    assert answers.startswith("GET / 200; GET connectors 200; GET status 200"), answers
+    isolated.wait_running(cell.connector, timeout=120)
 
 def test_leader_killed_during_rebalance(cell: Cell) -> None:
     """Two workers run the connector; a third joins, and the group's leader is killed while the group

@@ -214,6 +214,10 @@ class Observer:
         with self.lock:
             return all(name in self.seen.arrived for name in names)
 
+    def has_any(self, names: Any) -> bool:
+        with self.lock:
+            return any(name in self.seen.arrived for name in names)
+
     def count(self) -> int:
         with self.lock:
             return len(self.seen.events)
@@ -239,12 +243,21 @@ class Observer:
                     newest[doc_id] = max(newest.get(doc_id, -1), int(json_util.loads(body["after"])["v"]))
         return newest
 
-    def replay(self) -> dict[int, dict[str, Any]]:
-        """The collection a consumer rebuilds by applying the events in Kafka order."""
+    def replay(self, *, by_position: bool = False) -> dict[int, dict[str, Any]]:
+        """The collection a consumer rebuilds by applying the events in Kafka order; ``by_position``: as an
+        idempotent consumer does, skipping a change event whose source position (``ts_ms``, ``ord``) is not
+        after the last one applied to its document (a late copy)."""
         state: dict[int, dict[str, Any]] = {}
+        applied: dict[int, tuple[int, int]] = {}
         with self.lock:
             events = list(self.seen.events)
         for doc_id, _, body in events:
+            if by_position and body["op"] != "r":
+                source = body["source"]
+                position = (int(source["ts_ms"]), int(source.get("ord") or 0))
+                if position <= applied.get(doc_id, (-1, -1)):
+                    continue
+                applied[doc_id] = position
             if body["op"] == "d":
                 state.pop(doc_id, None)
             elif body.get("after") is not None:
@@ -270,7 +283,11 @@ class CellResult:
     outcome: str
     superseded: int = 0
     stale: int = 0
+    #: the records after the offset committed before the fault (None: not measured in this cell)
+    dup_bound: int | None = None
+    notes: tuple[str, ...] = ()
 
     def row(self) -> str:
-        return (f"| {self.cell} | {self.written} | {self.lost} | {self.superseded} | {self.stale} | {self.duplicated} "
-                f"| {self.recover_s:.1f} | {self.outcome} |")
+        bound = "" if self.dup_bound is None else f" (≤ {self.dup_bound})"
+        return (f"| {self.cell} | {self.written} | {self.lost} | {self.superseded} | {self.stale} | {self.duplicated}"
+                f"{bound} | {self.recover_s:.1f} | {self.outcome} |")
