@@ -115,6 +115,14 @@ class RetryWithToleranceOperator:
             self.skipped += 1
             return FAILED  # type: ignore[no-any-return]
 
+    def call(self, stage: Stage, executing: object, record: SourceRecord, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` called directly; only when it raises does the record go through :meth:`execute` (handed
+        that first error), so a stage that succeeds pays nothing for retries and tolerance."""
+        try:
+            return fn(*args)
+        except Exception as exc:  # noqa: BLE001 - handed to the operator, which reports or re-raises it
+            return self.execute(stage, executing, lambda: fn(*args), record, exc)
+
     def _with_retries(self, operation: Callable[[], T], failed: Exception | None = None) -> T:
         start: float | None = None  # taken at the first failure: a stage that succeeds pays no clock read
         attempt = 0

@@ -342,33 +342,20 @@ class WorkerSourceTask:
         Each converter is called directly; only one that raised goes through the retry and tolerance operator,
         handed the error of that first attempt (the same retries, counts and reports as running every stage
         inside the operator, without its per-record cost)."""
-        topic, conv = record.topic, self._conv
-        try:
-            key = conv.key.from_connect_data(topic, record.key_schema, record.key, record.headers)
-        except Exception as exc:  # noqa: BLE001 - handed to the operator, which reports or re-raises it
-            key = self._errors.execute(
-                Stage.KEY_CONVERTER, conv.key,
-                lambda: conv.key.from_connect_data(topic, record.key_schema, record.key, record.headers), record, exc)
-            if key is FAILED:
-                return None
-        try:
-            value = conv.value.from_connect_data(topic, record.value_schema, record.value, record.headers)
-        except Exception as exc:  # noqa: BLE001 - as above
-            value = self._errors.execute(
-                Stage.VALUE_CONVERTER, conv.value,
-                lambda: conv.value.from_connect_data(topic, record.value_schema, record.value, record.headers),
-                record, exc)
-            if value is FAILED:
-                return None
+        topic, conv, call = record.topic, self._conv, self._errors.call
+        key = call(Stage.KEY_CONVERTER, conv.key, record, conv.key.from_connect_data, topic, record.key_schema,
+                   record.key, record.headers)
+        if key is FAILED:
+            return None
+        value = call(Stage.VALUE_CONVERTER, conv.value, record, conv.value.from_connect_data, topic,
+                     record.value_schema, record.value, record.headers)
+        if value is FAILED:
+            return None
         if record.headers is self._last_headers[0]:
             return key, value, self._last_headers[1]
-        try:
-            headers = self._convert_headers(record)
-        except Exception as exc:  # noqa: BLE001 - as above
-            headers = self._errors.execute(Stage.HEADER_CONVERTER, conv.header, lambda: self._convert_headers(record),
-                                           record, exc)
-            if headers is FAILED:
-                return None
+        headers = call(Stage.HEADER_CONVERTER, conv.header, record, self._convert_headers, record)
+        if headers is FAILED:
+            return None
         self._last_headers = (record.headers, headers)
         return key, value, headers
 
@@ -392,8 +379,7 @@ class WorkerSourceTask:
             return
         submitted.ack()
         self.task_metrics.written += 1
-        if self._commits_records:
-            self._commit_record(record)
+        self._commit_record(record)
 
     def _commit_record(self, record: SourceRecord) -> None:
         if not self._commits_records:
