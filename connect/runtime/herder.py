@@ -9,6 +9,7 @@ distributed mode, where the group assigns this worker its share (:mod:`connect.d
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import queue
 import threading
@@ -287,17 +288,15 @@ class Herder:
             self.require_leader()
             if self.status_store.connector(name) is None:
                 raise NotFoundError(f"Status for connector {name} not found")
-            self._mark_restarting(name, include_tasks, only_failed)
+            before = self.connector_status(name)
+            connector, tasks = self.reconciler.restart_plan(name, include_tasks, only_failed)
+            if connector:
+                self.worker.put_connector_state(name, "RESTARTING")
+            for task_id in tasks:
+                self.worker.put_task_state(task_id, "RESTARTING")
             self.config_store.put_restart_request(name, include_tasks, only_failed)
-            return self.connector_status(name)
+            return _restart_state(before, connector, {t.task for t in tasks})
         return self.submit(restart)
-
-    def _mark_restarting(self, name: str, include_tasks: bool, only_failed: bool) -> None:
-        connector, tasks = self.reconciler.restart_plan(name, include_tasks, only_failed)
-        if connector:
-            self.worker.put_connector_state(name, "RESTARTING")
-        for task_id in tasks:
-            self.worker.put_task_state(task_id, "RESTARTING")
 
     def restart_task(self, name: str, task: int) -> Future[None]:
         """Restart one task (stop it, start it again with its config)."""
@@ -359,3 +358,13 @@ class Herder:
 
 
 __all__ = ["ConnectError", "Herder", "validation_errors"]
+
+
+def _restart_state(before: ConnectorStateInfo, connector: bool, tasks: set[int]) -> ConnectorStateInfo:
+    """The answer to a KIP-745 restart, from its plan (as Connect's RestartPlan builds it): the states
+    it restarts show RESTARTING, the others as they were; never read back from the status store, where
+    a connector that just finished starting may already have written RUNNING over the mark."""
+    def mark(info: StateInfo, restarting: bool) -> StateInfo:
+        return dataclasses.replace(info, state="RESTARTING") if restarting else info
+    return dataclasses.replace(before, connector=mark(before.connector, connector),
+                               tasks=[mark(t, t.id in tasks) for t in before.tasks])
