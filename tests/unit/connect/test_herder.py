@@ -181,6 +181,19 @@ def test_restart_task_and_connector(plane: ControlPlane, tmp_path: Path) -> None
         plane.result(plane.herder.restart_task("files", 7))
 
 
+def test_restart_with_tasks_answers_from_its_plan(plane: ControlPlane, tmp_path: Path) -> None:
+    source = tmp_path / "in.txt"
+    source.write_text("a\n")
+    plane.create("files", source, "lines")
+    _wait(lambda: plane.states("files") == ("RUNNING", ["RUNNING"]), "RUNNING")
+    only_failed = plane.result(plane.herder.restart_connector("files", include_tasks=True, only_failed=True))
+    assert (only_failed.connector.state, [t.state for t in only_failed.tasks]) == ("RUNNING", ["RUNNING"])
+    both = plane.result(plane.herder.restart_connector("files", include_tasks=True, only_failed=False))
+    assert (both.connector.state, [t.state for t in both.tasks]) == ("RESTARTING", ["RESTARTING"])
+    assert both.connector.worker_id == plane.worker.worker_id and both.tasks[0].id == 0
+    _wait(lambda: plane.states("files") == ("RUNNING", ["RUNNING"]), "RUNNING after the restart")
+
+
 def test_invalid_config_is_a_bad_request_naming_the_key(plane: ControlPlane, tmp_path: Path) -> None:
     with pytest.raises(BadRequestError, match="topic"):
         plane.result(plane.herder.put_connector_config(
