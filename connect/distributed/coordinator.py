@@ -44,6 +44,9 @@ class GroupCoordinator:
         self._sync_timeout = config.worker_sync_timeout_ms / 1000
         self._rebalance = rebalance or RebalanceMetrics()
         self._unreachable_since: float | None = None
+        # a config-topic write or read the herder thread waits on gives up once this worker is cut off, so the
+        # revocation below is not held up behind it (the write's own bound is 30 s)
+        config_store.set_interrupt(self.cut_off)
 
     @property
     def rebalancing(self) -> bool:
@@ -132,22 +135,34 @@ class GroupCoordinator:
             log.error("Unable to claim write privileges for config topic %s: %s", when, exc)
             self._stop.wait(backoff)
 
-    def _revoke_when_cut_off(self, listener: RebalanceListener) -> None:
-        """As Connect's ``WorkerCoordinator.poll`` (KAFKA-9184): once the group coordinator has been unreachable
-        for ``heartbeat.interval.ms``, stop this worker's connectors and tasks, so that they do not run while the
-        worker is not a member of the group (the group gives them to other workers); it rejoins when it can."""
+    def cut_off(self) -> str | None:
+        """Why this worker must stop its work (None while it may run it): the group coordinator has been
+        unreachable for ``heartbeat.interval.ms`` and the worker still holds an assignment. Asked on the herder
+        thread by each tick and by a config-topic wait the herder thread is blocked in."""
         cluster = self.cluster
         if not getattr(cluster.member, "coordinator_unknown", False):
             self._unreachable_since = None
-            return
+            return None
         now = time.monotonic()
         if self._unreachable_since is None:
             self._unreachable_since = now
         elapsed_ms = (now - self._unreachable_since) * 1000
         if cluster.assignment is None or elapsed_ms < self._config.heartbeat_interval_ms:
+            return None
+        return f"the group coordinator was unreachable for {elapsed_ms:.0f} ms"
+
+    def _revoke_when_cut_off(self, listener: RebalanceListener) -> None:
+        """As Connect's ``WorkerCoordinator.poll`` (KAFKA-9184): once the group coordinator has been unreachable
+        for ``heartbeat.interval.ms``, stop this worker's connectors and tasks, so that they do not run while the
+        worker is not a member of the group (the group gives them to other workers); it rejoins when it can.
+        A herder request blocked in a config-topic write gives up as soon as :meth:`cut_off` says so, so the
+        revocation comes on the next tick rather than after the write's 30 s bound."""
+        reason = self.cut_off()
+        if reason is None:
             return
-        log.info("The group coordinator was unreachable for %d ms: revoking this worker's connectors %s and tasks "
-                 "%s to avoid running them while not a member of the group", elapsed_ms, sorted(cluster.connectors),
+        cluster = self.cluster
+        log.info("%s: revoking this worker's connectors %s and tasks %s to avoid running them while not a member "
+                 "of the group", reason[0].upper() + reason[1:], sorted(cluster.connectors),
                  sorted(str(t) for t in cluster.tasks))
         listener.revoke_all()
         cluster.revoke()

@@ -14,6 +14,8 @@ from connect.storage import codec
 from connect.storage.config_state import ConfigState, ConnectorTaskId, TargetState
 
 Listener = Callable[[], None]
+Interrupt = Callable[[], str | None]
+"""Asked while a store waits on Kafka: a reason to give the wait up now (None: keep waiting)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +41,10 @@ class Status:
                    int(data.get("generation", 0)), None if version is None else str(version))
 
 
+def _never() -> str | None:
+    return None
+
+
 class ConfigStore(ABC):
     """Connector configs, task configs and target states, applied through :class:`ConfigState`."""
 
@@ -46,6 +52,12 @@ class ConfigStore(ABC):
         self._state = ConfigState()
         self._lock = threading.Lock()
         self._listener: Listener | None = None
+        self._interrupt: Interrupt = _never
+
+    def set_interrupt(self, interrupt: Interrupt) -> None:
+        """Give up a blocking write or read to the end as soon as ``interrupt`` names a reason (a distributed
+        worker cut off from its group: its revocation must not wait behind the write's own bound)."""
+        self._interrupt = interrupt
 
     def set_listener(self, listener: Listener) -> None:
         """Call ``listener`` (on any thread) whenever the state changed."""

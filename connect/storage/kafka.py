@@ -5,19 +5,22 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any, Protocol
 
 from kafka.errors import KafkaError
 
 from connect import clients, test_hooks
-from connect.api.errors import ConnectError
+from connect.api.errors import ConnectError, RetriableError
 from connect.storage import codec
 from connect.storage.base import ConfigStore, Status, StatusStore
 from connect.storage.kafka_log import KafkaLog, TopicSpec, ensure_compacted_topic
 
 log = logging.getLogger(__name__)
+_INTERRUPT_CHECK_S = 0.25
 
 
 def create_internal_topics(admin_settings: Mapping[str, Any], specs: list[TopicSpec]) -> None:
@@ -83,8 +86,23 @@ class KafkaConfigStore(ConfigStore):
         self.take_logger_levels()
 
     def refresh(self, timeout: float) -> None:
-        """Read to the end of the topic."""
-        self._log.read_to_end().result(timeout)
+        """Read to the end of the topic (given up early when the interrupt set by the membership says so)."""
+        self._wait(self._log.read_to_end(self._interrupt), timeout, "Reading the config topic")
+
+    def _wait(self, future: Future[None], timeout: float, what: str) -> None:
+        """``future.result(timeout)``, but a :class:`RetriableError` as soon as the interrupt names a reason."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                future.result(max(0.0, min(_INTERRUPT_CHECK_S, deadline - time.monotonic())))
+                return
+            except FutureTimeout:
+                if time.monotonic() >= deadline:
+                    raise
+                reason = self._interrupt()
+                if reason is not None:
+                    raise RetriableError(f"{what} was given up: {reason}; the request can be retried once the "
+                                         "worker is back in its group") from None
 
     def stop(self, timeout: float = 10.0) -> None:
         """Give up the write privileges and stop reading; idempotent."""
@@ -137,7 +155,7 @@ class KafkaConfigStore(ConfigStore):
         else:
             futures = [self._log.send(key, value) for key, value in encoded]
             for future in futures:
-                future.result(30)
+                self._wait(future, 30, "Writing to the config topic")
         self.refresh(30)
 
     def _send_privileged(self, records: list[tuple[bytes, bytes | None]]) -> None:

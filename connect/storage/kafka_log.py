@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from typing import Any
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
-from kafka.errors import KafkaError, TopicAlreadyExistsError
+from kafka.errors import KafkaError, KafkaTimeoutError, TopicAlreadyExistsError
 
 from connect.api.errors import ConnectError
 from connect.clients import client_kwargs
@@ -25,6 +26,7 @@ log = logging.getLogger(__name__)
 
 RecordCallback = Callable[[bytes | None, bytes | None, int, int], None]
 """Called with ``(key, value, partition, offset)`` for every record, on the reader thread."""
+_ENDS_ATTEMPT_MS = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,19 +126,30 @@ class KafkaLog:
         if self._producer is not None:
             self._producer.flush(timeout=timeout)
 
-    def read_to_end(self) -> Future[None]:
+    def read_to_end(self, interrupt: Callable[[], str | None] | None = None) -> Future[None]:
         """A future resolved once the reader has consumed everything written before this call (the end offsets
-        are taken now, in the calling thread, bounded by 30 s)."""
+        are taken now, in the calling thread, bounded by 30 s, or until ``interrupt`` names a reason to stop
+        waiting: they are asked for in 1 s attempts)."""
         future: Future[None] = Future()
         if self._ends is None:
             future.set_exception(ConnectError(f"KafkaLog for {self.topic} is not started"))
             return future
-        try:
-            with self._ends_lock:
-                ends = dict(self._ends.end_offsets(self._tps, timeout_ms=30_000))
-        except KafkaError as exc:
-            future.set_exception(ConnectError(f"Could not read the end offsets of {self.topic}: {exc}"))
-            return future
+        deadline = time.monotonic() + 30.0
+        while True:
+            try:
+                with self._ends_lock:
+                    ends = dict(self._ends.end_offsets(self._tps, timeout_ms=_ENDS_ATTEMPT_MS))
+                break
+            except KafkaTimeoutError as exc:
+                reason = None if interrupt is None else interrupt()
+                if reason is None and time.monotonic() < deadline:
+                    continue
+                detail = reason or f"{exc}"
+                future.set_exception(ConnectError(f"Could not read the end offsets of {self.topic}: {detail}"))
+                return future
+            except KafkaError as exc:
+                future.set_exception(ConnectError(f"Could not read the end offsets of {self.topic}: {exc}"))
+                return future
         with self._lock:
             if self._failure is not None:
                 future.set_exception(ConnectError(f"Reader of {self.topic} failed: {self._failure}"))

@@ -42,7 +42,8 @@ def test_https_and_basic_auth(stack: Any, tmp_path: Path) -> None:
                 if client.get("/connectors").status_code == 200:
                     break
             except httpx.TransportError:
-                time.sleep(0.3)
+                pass
+            time.sleep(0.3)
         assert client.get("/").json()["version"].startswith("4.")
         anonymous = httpx.get(f"https://127.0.0.1:{port}/connectors", verify=False, timeout=10)
         assert anonymous.status_code == 401 and anonymous.headers["www-authenticate"].startswith("Basic")

@@ -17,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kafka import KafkaConsumer, TopicPartition
 
+from connectors.mongodb.snapshot import incremental_state
+from connectors.mongodb.snapshot.progress import SnapshotProgress
 from stack import chaos, procs
 from stack.chaos import ChaosStack
 from stack.worker import ConnectWorker, distributed_properties
@@ -96,8 +99,12 @@ def render(rows: list[CellResult]) -> str:
         "Written by `make chaos` (tests/integration/chaos/). Each cell: a writer applies inserts, updates, "
         "replaces, deletes and two-write transactions at 40 steps/s through the fault; *written* counts the "
         "changes MongoDB acknowledged, *lost* those no Kafka record carries once the fault healed, *duplicated* "
-        "the extra copies (in brackets the bound where it was measured: the changes after the offset stored last "
-        "before the fault and acknowledged before the heal; every duplicate is one of them), *superseded* "
+        "the extra copies (in brackets their bound: the changes after the offset stored last before the fault and "
+        "acknowledged before the heal; for a worker killed, the records in Kafka when it died that come after the "
+        "offset it had stored last: changes at or past its stream position, snapshot reads past its snapshot's "
+        "stored progress, i.e. the last emitted `_id` of each range of an initial snapshot or the last chunk's key "
+        "of an incremental one, everything when it had stored none; every duplicate is one of them), "
+        "*superseded* "
         "the changes carried by a later snapshot read of their document instead of "
         "their own event (a snapshot started over, as Debezium does when none of its offsets was stored), *stale* "
         "the documents such a snapshot could not know were deleted (no event tells the consumer; Debezium's "
@@ -136,6 +143,8 @@ class Cell:
         self.snapshot_may_restart = False
         #: (sec, ord) of the offset stored last before the fault (None: not read, the loose bound applies)
         self.committed: tuple[int, int] | None = None
+        #: a worker killed and started again: what it stored last and where the topic ended when it died
+        self.resumed: Resumed | None = None
         #: what the connector went through before it ran again (a FAILED status the cell expected)
         self.outcome_before = ""
         self.notes: list[str] = []
@@ -197,6 +206,15 @@ class Cell:
         if offset is not None and "sec" in offset and "ord" in offset and not offset.get("initsync"):
             self.committed = (int(offset["sec"]), int(offset["ord"]))
 
+    def kill_and_restart(self) -> None:
+        """SIGKILL the worker and start it again; in between, note the offset it stored last and the end of the
+        topic: the records it may send again are those in Kafka then that come after that offset."""
+        self.worker.process.kill()
+        bootstrap = self.services.observer_bootstrap
+        self.resumed = Resumed(stored_offset(bootstrap, f"{self.group}-offsets", self.connector),
+                               partition_ends(bootstrap, self.topic))
+        self.worker.process.start()
+
     def wait_events(self, count: int, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout
         while self.observer.count() < count:
@@ -227,7 +245,7 @@ class Cell:
         with self.observer.lock:
             missing = [n for n in [*expected, *self.expected_extra] if n not in seen.arrived]
             duplicated = sum(count - 1 for count in seen.counts.values())
-            bound = self._duplicate_bound(healed)
+            bound = self._resumed_bound() if self.resumed is not None else self._duplicate_bound(healed)
             backlog = [seen.arrived[n] - healed for n, at in expected.items() if at <= healed and n in seen.arrived]
             backlog += [at - healed for n, at in seen.arrived.items() if n.startswith("r") and at > healed]
         superseded = self._superseded(missing) if self.snapshot_may_restart else set()
@@ -275,6 +293,19 @@ class Cell:
                            f"after the heal were sent twice: {early[:10]}")
         return len(after)
 
+    def _resumed_bound(self) -> int:
+        """For a worker killed and started again: the changes and snapshot reads in Kafka when it died that come
+        after the offset it stored last (:meth:`Resumed.after`), the only ones it may send again. Every
+        duplicated one must be among them. Called with the observer's lock held."""
+        assert self.resumed is not None
+        seen, ns = self.observer.seen, f"{self.db}.{self.coll}"
+        after = {name for (doc_id, name, body), place in zip(seen.events, seen.places, strict=True)
+                 if self.resumed.before_death(place) and self.resumed.after(ns, doc_id, body)}
+        early = sorted(name for name, count in seen.counts.items() if count > 1 and name not in after)
+        assert not early, (f"{self.name}: records at or before the offset stored last before the kill "
+                           f"({self.resumed.describe(ns)}) were sent twice: {early[:10]}")
+        return len(after)
+
     def _wait_delivered(self, names: list[str], timeout: float) -> None:
         """Until every change of ``names`` was read, or (a snapshot may have started over) the missing ones are
         all carried by snapshot reads; at most ``timeout`` s."""
@@ -304,6 +335,64 @@ class Cell:
         for worker in self.workers:
             worker.process.stop(timeout=20)
             worker.http.close()
+
+
+@dataclasses.dataclass(frozen=True)
+class Resumed:
+    """A worker killed and started again: the offset it had stored last (None: none) and the end offset of each
+    partition of the topic when it died."""
+
+    offset: dict[str, Any] | None
+    ends: dict[int, int]
+
+    def before_death(self, place: tuple[int, int]) -> bool:
+        partition, offset = place
+        return offset < self.ends.get(partition, 0)
+
+    def after(self, ns: str, doc_id: int, body: dict[str, Any]) -> bool:
+        """Whether the restarted task sends this record again: a snapshot read past the stored progress of its
+        snapshot (initial: the ``_id`` range's last emitted ``_id``; incremental: the last chunk's last key), a
+        change at or after the stored stream position; everything when no offset was stored."""
+        offset = self.offset
+        if offset is None:
+            return True
+        if body["op"] != "r":
+            return _position(body) >= (int(offset.get("sec", -1)), int(offset.get("ord", -1)))
+        if body["source"].get("snapshot") == "incremental":
+            state = incremental_state.decode(offset)
+            current = next((p for p in state.queue if p.ns == ns), None) if state is not None else None
+            if state is None or current is None:  # no snapshot stored as running: it starts over, or it is done
+                return state is None
+            return not current.started or doc_id > current.after
+        if not offset.get("initsync"):
+            return False  # the initial snapshot was stored as done
+        progress = SnapshotProgress.decode(offset.get("snapshot_progress"))
+        if progress.completed(ns):
+            return False
+        for part in progress.ranges(ns) or []:
+            if (part.low is None or doc_id >= part.low) and (part.high is None or doc_id < part.high):
+                return not part.done and (not part.started or doc_id > part.after)
+        return True  # no range begun: the snapshot starts over
+
+    def describe(self, ns: str) -> str:
+        if self.offset is None:
+            return "none"
+        keys = {k: v for k, v in self.offset.items() if k in ("sec", "ord", "initsync")}
+        progress = SnapshotProgress.decode(self.offset.get("snapshot_progress"))
+        ranges = [("done" if r.done else f"after {r.after}" if r.started else "pending")
+                  for r in progress.ranges(ns) or []]
+        incremental = incremental_state.decode(self.offset)
+        return f"{keys}, ranges {ranges}, incremental {incremental}"
+
+
+def partition_ends(bootstrap: str, topic: str) -> dict[int, int]:
+    """The end offset of each partition of ``topic`` ({} before it exists)."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
+    try:
+        tps = [TopicPartition(topic, p) for p in consumer.partitions_for_topic(topic) or ()]
+        return {tp.partition: end for tp, end in consumer.end_offsets(tps).items()} if tps else {}
+    finally:
+        consumer.close()
 
 
 def _position(body: dict[str, Any]) -> tuple[int, int]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -202,8 +203,7 @@ def test_worker_sigkill_during_offset_flush(cell: Cell) -> None:
     deadline = time.monotonic() + 60
     while end_offsets(bootstrap, [offsets])[offsets] == before:
         assert time.monotonic() < deadline, "no offset flush in 60 s"
-    cell.worker.process.kill()
-    cell.worker.process.start()
+    cell.kill_and_restart()
     cell.finish(time.monotonic())
 
 
@@ -234,8 +234,7 @@ def test_worker_sigkill_during_snapshot(cell: Cell) -> None:
     wait_stored_offset(cell.services.observer_bootstrap, f"{cell.group}-offsets", cell.connector,
                        lambda offset: _emitted_some(offset, f"{cell.db}.{cell.coll}"), "with snapshot progress",
                        timeout=120)
-    cell.worker.process.kill()
-    cell.worker.process.start()
+    cell.kill_and_restart()
     cell.finish(time.monotonic())
 
 
@@ -248,8 +247,7 @@ def test_worker_sigkill_before_the_snapshot_stored_an_offset(cell: Cell) -> None
     cell.start(writer=False)
     cell.writer.start()
     cell.wait_events(1)
-    cell.worker.process.kill()
-    cell.worker.process.start()
+    cell.kill_and_restart()
     cell.finish(time.monotonic())
 
 
@@ -272,8 +270,7 @@ def test_worker_sigkill_during_incremental_snapshot(cell: Cell) -> None:
     wait_stored_offset(cell.services.observer_bootstrap, f"{cell.group}-offsets", cell.connector,
                        lambda offset: any(key.startswith("incremental_snapshot") for key in offset),
                        "with an incremental snapshot in progress", timeout=180)
-    cell.worker.process.kill()
-    cell.worker.process.start()
+    cell.kill_and_restart()
     cell.finish(time.monotonic())
     log = cell.worker.process.log_path.read_text(errors="replace")
     assert f"Incremental snapshot of {cell.db}.{cell.coll} completed" in log
@@ -289,47 +286,61 @@ def test_worker_sigterm_with_records_in_flight(cell: Cell) -> None:
 
 # -- a group of workers -------------------------------------------------------------------------------------------
 
+def _call(worker: Worker, method: str, path: str, body: dict[str, str] | None = None) -> tuple[str, str]:
+    """``worker``'s answer to one REST call: a short summary (status code, or the client's error) and its text."""
+    try:
+        reply = worker.http.request(method, path, json=body, timeout=90)
+    except httpx.HTTPError as exc:
+        return f"{method} {path.split('/')[-1] or '/'} {type(exc).__name__}", ""
+    detail = reply.json().get("connector", {}).get("state", "") if path.endswith("/status") \
+        and reply.status_code == 200 else ""
+    return f"{method} {path.split('/')[-1] or '/'} {reply.status_code}{' ' + detail if detail else ''}", reply.text
+
+
 def _answers(worker: Worker, cell: Cell) -> str:
-    """What ``worker``'s REST API answers now: each call's status code (or the client's error)."""
-    calls = [("GET", "/", None), ("GET", "/connectors", None), ("GET", f"/connectors/{cell.connector}/status", None),
-             ("PUT", f"/connectors/{cell.connector}/config", cell.connector_config(**{"max.batch.size": "1000"}))]
-    out = []
-    for method, path, body in calls:
-        try:
-            reply = worker.http.request(method, path, json=body, timeout=90)
-            detail = reply.json().get("connector", {}).get("state", "") if path.endswith("/status") \
-                and reply.status_code == 200 else ""
-            out.append(f"{method} {path.split('/')[-1] or '/'} {reply.status_code}{' ' + detail if detail else ''}")
-        except httpx.HTTPError as exc:
-            out.append(f"{method} {path.split('/')[-1] or '/'} {type(exc).__name__}")
-    return "; ".join(out)
+    """What ``worker``'s REST API answers now to reads: each call's status code (or the client's error)."""
+    return "; ".join(_call(worker, "GET", path)[0]
+                     for path in ("/", "/connectors", f"/connectors/{cell.connector}/status"))
+
+
+def _wait_log(worker: Worker, text: str, what: str, timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while text not in worker.process.log_path.read_text(errors="replace"):
+        assert time.monotonic() < deadline, what
+        time.sleep(0.5)
 
 
 @full
 def test_worker_partitioned_from_kafka_serves_rest(cell: Cell, chaos_stack: ChaosStack) -> None:
-    """Two workers; the first, alone when the connector is created, reaches Kafka through a proxy of its own and
-    is cut from it for 40 s (past the group's session timeout and scheduled.rebalance.max.delay.ms). As Connect
-    (KAFKA-9184) it stops its connectors and tasks once the coordinator has been unreachable for
-    heartbeat.interval.ms; the other worker takes the work over; the cut-off worker's REST API still answers
-    (status from its last view; a config write fails); after the heal the connector runs with nothing lost."""
+    """Two workers; the first, alone when the connector is created (so the group's leader), reaches Kafka through
+    a proxy of its own and is cut from it for 40 s (past the group's session timeout and
+    scheduled.rebalance.max.delay.ms). A config update sent to it as the partition begins holds its herder
+    thread in a config-topic write; as Connect (KAFKA-9184) it still stops its connectors and tasks once the
+    coordinator has been unreachable for heartbeat.interval.ms: the write gives up then (a 500 saying so)
+    instead of holding the revocation for its 30 s bound. The other worker takes the work over; the cut-off
+    worker's REST API still answers reads (status from its last view); after the heal the connector runs with
+    nothing lost."""
     isolated = cell.new_worker(bootstrap=chaos_stack.isolated_worker_bootstrap)
     cell.start()
     other = cell.new_worker()
     other.wait_running(cell.connector, timeout=120)
+    assert (leader_url(other) or "").rstrip("/") == isolated.url, "the first worker should lead the group"
     proxy = chaos_stack.isolated_kafka_proxy
     mine = urlsplit(other.url).netloc
+    written: list[tuple[str, str]] = []
+    update = threading.Thread(target=lambda: written.append(_call(
+        isolated, "PUT", f"/connectors/{cell.connector}/config", cell.connector_config(**{"max.batch.size": "1000"}))))
     cut_at = time.monotonic()
     proxy.partition()
     try:
+        update.start()  # the leader's herder thread takes it into a config-topic write that cannot complete
         # the group gives the partitioned worker's share to the other one; then ask the partitioned worker
         other.wait_status(cell.connector, lambda s: s["connector"]["worker_id"] == mine and bool(s["tasks"])
                           and all(t["worker_id"] == mine and t["state"] == "RUNNING" for t in s["tasks"]),
                           timeout=180)
-        revoked = "revoking this worker's connectors"
-        deadline = time.monotonic() + 120
-        while revoked not in isolated.process.log_path.read_text(errors="replace"):
-            assert time.monotonic() < deadline, "the partitioned worker never stopped its work"
-            time.sleep(0.5)
+        _wait_log(isolated, "revoking this worker's connectors", "the partitioned worker never stopped its work")
+        update.join(timeout=120)
+        assert not update.is_alive(), "the config update to the partitioned worker never answered"
         answers = _answers(isolated, cell)
         time.sleep(max(0.0, cut_at + 40.0 - time.monotonic()))  # the partition's length, not a synchronisation
     finally:
@@ -337,11 +348,16 @@ def test_worker_partitioned_from_kafka_serves_rest(cell: Cell, chaos_stack: Chao
     healed = time.monotonic()
     cell.position_aware = True
     cell.finish(healed, status_from=other)
-    cell.note(f"the partitioned worker's REST answers once it stopped its work: {answers}; its producer's "
-              "request in flight when cut off reaches Kafka after the heal, after the new owner's records: the "
-              "consumer's collection is compared applying each document's changes in source-position order")
+    (summary, text), = written
+    cell.note(f"the partitioned worker's REST answers once it stopped its work: {answers}; the config update "
+              f"sent as the partition began: {summary}, given up when the worker was cut off (its herder thread "
+              "was free to revoke its work); its producer's request in flight when cut off reaches Kafka after the "
+              "heal, after the new owner's records: the consumer's collection is compared applying each document's "
+              "changes in source-position order")
     assert answers.startswith("GET / 200; GET connectors 200; GET status 200"), answers
+    assert summary.endswith(" 500") and "was given up: the group coordinator was unreachable" in text, (summary, text)
     isolated.wait_running(cell.connector, timeout=120)
+
 
 def test_leader_killed_during_rebalance(cell: Cell) -> None:
     """Two workers run the connector; a third joins, and the group's leader is killed while the group

@@ -149,6 +149,7 @@ class Seen:
     """What the observer read: every event in Kafka order, and when each change first arrived."""
 
     events: list[tuple[int, str, dict[str, Any]]] = field(default_factory=list)  # (id, name, payload)
+    places: list[tuple[int, int]] = field(default_factory=list)  # (partition, offset) of each event in Kafka
     arrived: dict[str, float] = field(default_factory=dict)
     counts: Counter[str] = field(default_factory=Counter)
 
@@ -207,6 +208,7 @@ class Observer:
         doc_id = int(json_util.loads(json.loads(record.key)["payload"]["id"]))
         name = change_name(doc_id, body)
         self.seen.events.append((doc_id, name, body))
+        self.seen.places.append((record.partition, record.offset))
         self.seen.arrived.setdefault(name, now)
         self.seen.counts[name] += 1
 

@@ -260,3 +260,44 @@ def test_a_worker_cut_off_from_the_coordinator_revokes_its_work(monkeypatch: pyt
     member.script.append(("sessioned", _assignment(connectors=("a",), tasks=(A0,))))
     coordinator.tick(listener)
     assert coordinator.owns_connector("a") and coordinator.owns_task(A0)
+
+
+def test_a_config_wait_gives_up_once_the_worker_is_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The coordinator hands the config store its cut-off check: a write or read to the end the herder thread is
+    blocked in gives up once the coordinator has been unreachable for heartbeat.interval.ms (so the revocation
+    on the next tick does not wait for the write's 30 s bound), and not before."""
+    coordinator, member, store = _coordinator()
+    member.script.append(("sessioned", _assignment(connectors=("a",), tasks=(A0,))))
+    coordinator.tick(Listener())
+    clock = [100.0]
+    monkeypatch.setattr("connect.distributed.coordinator.time.monotonic", lambda: clock[0])
+    assert store._interrupt() is None
+    member.coordinator_unknown = True
+    assert store._interrupt() is None
+    clock[0] += 3.0
+    reason = store._interrupt()
+    assert reason is not None and reason.startswith("the group coordinator was unreachable for 3000 ms")
+    member.coordinator_unknown = False
+    assert store._interrupt() is None
+
+
+def test_a_blocked_config_topic_wait_raises_a_retriable_error_when_interrupted() -> None:
+    from concurrent.futures import Future
+
+    from connect.api.errors import RetriableError
+    from connect.storage.kafka import KafkaConfigStore
+
+    store = KafkaConfigStore("configs", {"bootstrap.servers": "unused:9092"})
+    asked = []
+
+    def interrupt() -> str | None:
+        asked.append(1)
+        return "cut off" if len(asked) >= 2 else None
+
+    store.set_interrupt(interrupt)
+    with pytest.raises(RetriableError, match="Writing to the config topic was given up: cut off"):
+        store._wait(Future(), 30, "Writing to the config topic")
+    done: Future[None] = Future()
+    done.set_result(None)
+    store._wait(done, 30, "Writing to the config topic")
+    assert len(asked) == 2
