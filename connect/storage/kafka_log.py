@@ -19,7 +19,7 @@ from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType, NewTopic
 from kafka.errors import KafkaError, KafkaTimeoutError, TopicAlreadyExistsError
 
-from connect.api.errors import ConnectError
+from connect.api.errors import ConnectError, RetriableError
 from connect.clients import client_kwargs
 
 log = logging.getLogger(__name__)
@@ -142,10 +142,13 @@ class KafkaLog:
                 break
             except KafkaTimeoutError as exc:
                 reason = None if interrupt is None else interrupt()
-                if reason is None and time.monotonic() < deadline:
+                if reason is not None:
+                    future.set_exception(RetriableError(f"Reading the end offsets of {self.topic} was given up: "
+                                                        f"{reason}"))
+                    return future
+                if time.monotonic() < deadline:
                     continue
-                detail = reason or f"{exc}"
-                future.set_exception(ConnectError(f"Could not read the end offsets of {self.topic}: {detail}"))
+                future.set_exception(ConnectError(f"Could not read the end offsets of {self.topic}: {exc}"))
                 return future
             except KafkaError as exc:
                 future.set_exception(ConnectError(f"Could not read the end offsets of {self.topic}: {exc}"))

@@ -233,7 +233,7 @@ class Cell:
     def _finish(self, healed: float, status_from: Worker) -> CellResult:
         deadline = healed + RECOVER_TIMEOUT
         while time.monotonic() < deadline and self.writer.error is None:
-            after = [n for n, at in list(self.writer.written.items()) if at > healed]
+            after = [n for n, at in self.writer.written.copy().items() if at > healed]  # copy(): atomic
             if after and self.observer.has_any(after[-100:]):
                 break
             time.sleep(0.2)

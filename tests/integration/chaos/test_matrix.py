@@ -158,7 +158,7 @@ def _oplog_lost(cell: Cell, small: ProxiedMongo, mode: str) -> None:
     cell.name = f"mongo_oplog_lost_while_partitioned[{mode}]"
     cell.use_mongo(small.server.uri, small.worker_uri)
     cell.start(config={"snapshot.mode": mode})
-    before = list(cell.writer.written)
+    before = list(cell.writer.written.copy())  # copy(): atomic while the writer adds to it
     noise = cell.writer.client[cell.db]["noise"]
 
     def lose_window() -> None:
