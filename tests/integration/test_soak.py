@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import statistics
 import threading
 import time
@@ -78,7 +79,7 @@ def test_ten_connectors_hold_steady(worker: Worker, stack: Any, mongo: Any) -> N
     topics = [f"{prefix}.{db}.c{i}" for i in range(CONNECTORS)]
     stop, counter = threading.Event(), [0]
     writer = threading.Thread(target=_write, args=(mongo, db, stop, counter), daemon=True)
-    started = time.monotonic()
+    started, began, load_before = time.monotonic(), time.strftime("%Y-%m-%d %H:%M", time.gmtime()), os.getloadavg()
     writer.start()
     samples: list[Sample] = []
     try:
@@ -100,7 +101,10 @@ def test_ten_connectors_hold_steady(worker: Worker, stack: Any, mongo: Any) -> N
     warm = [s for s in samples if s.at >= SOAK_SECONDS / 3]
     head, tail = warm[:3], warm[-3:]
     growth = _median(tail, lambda s: s.rss_mb) - _median(head, lambda s: s.rss_mb)
-    report = _report(samples, written, growth, latency)
+    conditions = (f"{began} to {time.strftime('%H:%M', time.gmtime())} UTC, {platform.machine()}, "
+                  f"{os.cpu_count()} cores, 1-minute load average {load_before[0]:.1f} at the start and "
+                  f"{os.getloadavg()[0]:.1f} at the end")
+    report = _report(samples, written, growth, latency, conditions)
     target = RESULTS if SOAK_SECONDS >= 1800 else worker.process.state_dir / "soak-results.md"
     target.write_text(report, encoding="utf-8")
     print(f"\n{report}")
@@ -123,7 +127,7 @@ def _latency_ms(bootstrap: str, topic: str) -> list[float]:
     return out
 
 
-def _report(samples: list[Sample], written: int, growth: float, latency: list[float]) -> str:
+def _report(samples: list[Sample], written: int, growth: float, latency: list[float], conditions: str) -> str:
     window = 300.0 if SOAK_SECONDS >= 1800 else 60.0
     rows = []
     for start in range(0, int(SOAK_SECONDS), int(window)):
@@ -137,8 +141,9 @@ def _report(samples: list[Sample], written: int, growth: float, latency: list[fl
     p99 = sorted(latency)[int(len(latency) * 0.99)] if latency else float("nan")
     return (
         f"# Soak: {CONNECTORS} MongoDB connectors, one worker, {SOAK_SECONDS / 60:.0f} min\n\n"
-        f"Written by tests/integration/test_soak.py (`make soak`). {written} writes at {RATE:.0f}/s over "
-        f"{CONNECTORS} collections; all in Kafka at the end. Resident memory growth after the warm-up (first "
+        f"Written by tests/integration/test_soak.py (`make soak`), {conditions}. {written} writes over "
+        f"{CONNECTORS} collections, aiming at {RATE:.0f}/s, done at {written / SOAK_SECONDS:.0f}/s (each write "
+        f"waits for SecantusDB's answer); all in Kafka at the end. Resident memory growth after the warm-up (first "
         f"third): {growth:+.1f} MB. Latency (write to Kafka record timestamp, first collection): p50 "
         f"{p50:.0f} ms, p99 {p99:.0f} ms.\n\n"
         "| window | writes/s | RSS (MB) | open fds | threads |\n|---|---|---|---|---|\n" + "\n".join(rows) + "\n"
