@@ -11,6 +11,10 @@ for one update with its ``updateDescription``):
 * ``native writer, raw images``: the event read as the connector reads it now (``raw_events.Decoder``: images stay
   RawBSONDocument), Extended JSON by ``_extjson`` from the images' bytes.
 
+Then the task thread's whole per-event work without I/O (``+ worker send path``): the raw-images way, then
+``WorkerSourceTask._send`` as the worker runs it (JsonConverter for key and value with schemas, the extended
+headers, offset tracking) into a producer that acknowledges at once, so the acknowledgement's work is counted too.
+
 Also the Extended JSON of one ``fullDocument`` alone by each writer. Prints the table and appends it to
 ``benchmarks/results.md``.
 
@@ -25,7 +29,7 @@ import platform
 import random
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -37,9 +41,16 @@ from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 
 from benchmarks.backlog_drain import document
+from connect.api.records import SourceRecord
+from connect.api.task import SourceTask
+from connect.runtime.worker_source_task import Converters, TaskStatusListener, WorkerSourceTask
+from connect.storage.config_state import ConnectorTaskId
+from connect.storage.file import FileOffsetStore
 from connectors.mongodb import _extjson, event_converter, extjson, json_writer
 from connectors.mongodb.event_converter import ChangeEventConverter
 from connectors.mongodb.streaming.raw_events import Decoder
+from converters.header import SimpleHeaderConverter
+from converters.json import JsonConverter
 
 RESULTS = Path(__file__).resolve().parent / "results.md"
 DECODED: CodecOptions[Any] = CodecOptions(uuid_representation=UuidRepresentation.STANDARD)
@@ -85,6 +96,60 @@ def ways() -> dict[str, Callable[[bytes], Any]]:
             "native writer, raw images": native_raw}
 
 
+class _NoTask(SourceTask):
+    """The task the runner is made for (never started: only its send path runs)."""
+
+    def start(self, props: Mapping[str, str]) -> None:
+        """Never called."""
+
+    def poll(self) -> list[SourceRecord] | None:
+        """Never called."""
+        return None
+
+    def stop(self) -> None:
+        """Never called."""
+
+
+class _AckingProducer:
+    """A producer that acknowledges every record at once (no I/O)."""
+
+    def send(self, topic: str, *, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
+             partition: int | None, timestamp_ms: int | None,
+             on_done: Callable[[BaseException | None], Any] | None = None) -> None:
+        if on_done is not None:
+            on_done(None)
+
+    def dispatch(self) -> None:
+        """Nothing is queued."""
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Nothing is in flight."""
+
+    def close(self, timeout: float | None = None) -> None:
+        """Nothing to release."""
+
+
+def send_path() -> Callable[[bytes], Any]:
+    """The raw-images way followed by the worker's send path (converters, offsets, acknowledgement)."""
+    conv = ChangeEventConverter(topic_prefix="bench", run_id="run", clock_ms=lambda: 1_800_000_000_000)
+    decoder = Decoder(DECODED)
+    key, value = JsonConverter(), JsonConverter()
+    key.configure({}, True)
+    value.configure({}, False)
+    runner = WorkerSourceTask(ConnectorTaskId("bench", 0), _NoTask(), {},
+                              Converters(key, value, SimpleHeaderConverter()), _AckingProducer(),
+                              FileOffsetStore(os.devnull), TaskStatusListener(), flush_interval_ms=60_000,
+                              flush_timeout_ms=1000)
+
+    def work(raw: bytes) -> Any:
+        records = conv.to_records(decoder.event(RawBSONDocument(raw, RAW)))
+        runner._send(records)
+        runner._submitted.committable()
+        return records
+
+    return work
+
+
 def writers(batch: list[bytes]) -> dict[str, tuple[Callable[[Any], Any], list[Any]]]:
     """name -> (writer, its inputs): one fullDocument's Extended JSON alone."""
     images = [bson.decode(raw, codec_options=DECODED)["fullDocument"] for raw in batch]
@@ -111,6 +176,7 @@ def main() -> None:
     same = {str(r.value) for way in ways().values() for r in way(batch[0])}
     assert len(same) == 1, "the three ways must make the same record"
     cases: dict[str, tuple[Callable[[Any], Any], list[Any]]] = {n: (w, batch) for n, w in ways().items()}
+    cases["native writer, raw images + worker send path"] = (send_path(), batch)
     cases.update(writers(batch))
     samples: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(args.rounds):  # interleaved: the machine's drift hits every case alike
