@@ -25,7 +25,7 @@ from connect.api.records import Header, SourceRecord
 from connectors.mongodb import extjson, json_writer
 from connectors.mongodb.fields import FieldSelector
 from connectors.mongodb.naming import TopicNaming
-from connectors.mongodb.position import Position, session_txn
+from connectors.mongodb.position import Position, event_offset, session_txn
 from connectors.mongodb.releases import NEWEST, DebeziumRelease
 from connectors.mongodb.schemas import (
     SOURCE_SCHEMA,
@@ -35,6 +35,7 @@ from connectors.mongodb.schemas import (
     envelope_schema,
     key_schema,
 )
+from connectors.mongodb.streaming.raw_events import DocumentKey
 
 __all__ = ["CONNECTOR_NAME", "OPERATIONS", "ChangeEventConverter"]
 
@@ -103,7 +104,7 @@ class ChangeEventConverter:
         db, coll = namespace["db"], namespace["coll"]
         topic, k_schema, v_schema = self._names(db, coll)
         key = self._key(k_schema, event.get("documentKey"))
-        session = session_txn(event) if "lsid" in event else None
+        session = session_txn(event) if "lsid" in event else None  # without lsid, session_txn is None
         values = self._images(event, op)  # fields are added in schema order
         values["source"] = self._source(event, db, coll, event.get("clusterTime"), session)
         values["op"] = op
@@ -112,7 +113,7 @@ class ChangeEventConverter:
             values["transaction"] = _struct(TRANSACTION_SCHEMA, dict(transaction))
         value = _struct(v_schema, values)
         partition = self._partition
-        offset = Position.from_event(event, session).to_offset()
+        offset = event_offset(event, session)
         if offset_map is not None:
             offset = offset_map(offset)
         record = SourceRecord(partition, offset, topic, None, k_schema, key, v_schema, value, None, self._headers)
@@ -172,6 +173,8 @@ class ChangeEventConverter:
     def _key(self, schema: Schema, document_key: Mapping[str, Any] | None) -> Struct | None:
         if document_key is None:
             return None
+        if type(document_key) is DocumentKey:  # the stream's: its _id written from the bytes it was decoded from
+            return _struct(schema, {"id": json_writer.relaxed_id_bytes(document_key.raw, self._plus)})
         return _struct(schema, {"id": json_writer.relaxed_key(document_key.get("_id"), self._plus)})
 
     def _images(self, event: Mapping[str, Any], op: str) -> dict[str, Any]:

@@ -28,7 +28,7 @@ except ImportError as exc:  # pragma: no cover - a broken install
         "install the project with pip (`make venv` or `pip install -e .`), which builds native/ with cargo "
         "(needs a Rust toolchain)") from exc
 
-__all__ = ["ENCODE_OPTIONS", "raw_bson", "relaxed", "relaxed_id", "relaxed_key", "strict"]
+__all__ = ["ENCODE_OPTIONS", "raw_bson", "relaxed", "relaxed_id", "relaxed_id_bytes", "relaxed_key", "strict"]
 
 ENCODE_OPTIONS: CodecOptions[Any] = CodecOptions(uuid_representation=UuidRepresentation.STANDARD)
 """How decoded values are encoded back to BSON: as the connector's clients decode them (UUIDs as subtype 4)."""
@@ -63,3 +63,8 @@ def relaxed_id(doc: Mapping[str, Any], plus_exponent: bool = False) -> str:
     if type(doc) is RawBSONDocument:
         return _extjson.relaxed_id(raw_bson(doc), plus_exponent) or "null"
     return relaxed_key(doc.get("_id"), plus_exponent)
+
+
+def relaxed_id_bytes(raw: bytes, plus_exponent: bool = False) -> str:
+    """:func:`relaxed_id` of the document whose BSON is ``raw``."""
+    return _extjson.relaxed_id(raw, plus_exponent) or "null"

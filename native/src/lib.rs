@@ -26,25 +26,39 @@ fn run(raw: &[u8], flavour: Flavour, key: bool, plus_exponent: bool) -> PyResult
     }
 }
 
+/// Documents at least this long are written with the GIL released. A shorter one is written in a few
+/// microseconds, less than what releasing and taking back the GIL costs when another thread wants it (the fetcher,
+/// the producer's acknowledgements): releasing it for every event made the task thread queue for the GIL twice
+/// per event.
+const RELEASE_GIL_BYTES: usize = 256 * 1024;
+
+fn written(py: Python<'_>, raw: &[u8], flavour: Flavour, key: bool, plus_exponent: bool) -> PyResult<String> {
+    if raw.len() >= RELEASE_GIL_BYTES {
+        py.allow_threads(|| run(raw, flavour, key, plus_exponent))
+    } else {
+        run(raw, flavour, key, plus_exponent)
+    }
+}
+
 /// Extended JSON v1 STRICT with Debezium's compact layout (``after``/``before``/``lsid``).
 #[pyfunction]
 #[pyo3(signature = (raw, plus_exponent=false))]
 fn strict(py: Python<'_>, raw: &[u8], plus_exponent: bool) -> PyResult<String> {
-    py.allow_threads(|| run(raw, Flavour::Strict, false, plus_exponent))
+    written(py, raw, Flavour::Strict, false, plus_exponent)
 }
 
 /// Extended JSON v2 RELAXED with the driver's default layout (``updateDescription.updatedFields``).
 #[pyfunction]
 #[pyo3(signature = (raw, plus_exponent=false))]
 fn relaxed(py: Python<'_>, raw: &[u8], plus_exponent: bool) -> PyResult<String> {
-    py.allow_threads(|| run(raw, Flavour::RelaxedDefault, false, plus_exponent))
+    written(py, raw, Flavour::RelaxedDefault, false, plus_exponent)
 }
 
 /// The first element's value as v2 RELAXED, compact layout: the document key ``id`` of ``{"_id": ...}``.
 #[pyfunction]
 #[pyo3(signature = (raw, plus_exponent=false))]
-fn relaxed_key(py: Python<'_>, raw: &[u8], plus_exponent: bool) -> PyResult<String> {
-    py.allow_threads(|| run(raw, Flavour::RelaxedCompact, true, plus_exponent))
+fn relaxed_key(raw: &[u8], plus_exponent: bool) -> PyResult<String> {
+    run(raw, Flavour::RelaxedCompact, true, plus_exponent)
 }
 
 /// The RELAXED compact JSON of a document's ``_id`` (the key ``id`` of a snapshot record); None without ``_id``.
@@ -59,6 +73,10 @@ fn relaxed_id(raw: &[u8], plus_exponent: bool) -> PyResult<Option<String>> {
     }
 }
 
+fn invalid(msg: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(format!("invalid BSON: {msg}"))
+}
+
 /// A change event's BSON split into (the event without its images, ``fullDocument``, ``fullDocumentBeforeChange``),
 /// each image being the bytes of an embedded document or None.
 #[pyfunction]
@@ -67,9 +85,28 @@ fn split_images<'py>(
     py: Python<'py>,
     raw: &[u8],
 ) -> PyResult<(Bound<'py, PyBytes>, Option<Bound<'py, PyBytes>>, Option<Bound<'py, PyBytes>>)> {
-    let (rest, full, before) =
-        writer::split_images(raw).map_err(|msg| PyValueError::new_err(format!("invalid BSON: {msg}")))?;
-    Ok((PyBytes::new(py, &rest), full.map(|b| PyBytes::new(py, b)), before.map(|b| PyBytes::new(py, b))))
+    let split = writer::split_event(raw).map_err(invalid)?;
+    Ok((PyBytes::new(py, &split.rest), split.full.map(|b| PyBytes::new(py, b)), split.before.map(|b| PyBytes::new(py, b))))
+}
+
+/// :func:`split_images` plus the bytes of the embedded ``_id`` (the resume token) and ``documentKey`` documents
+/// (None when not documents), which stay in the rest too: (rest, fullDocument, fullDocumentBeforeChange, _id,
+/// documentKey).
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn split_event<'py>(
+    py: Python<'py>,
+    raw: &[u8],
+) -> PyResult<(
+    Bound<'py, PyBytes>,
+    Option<Bound<'py, PyBytes>>,
+    Option<Bound<'py, PyBytes>>,
+    Option<Bound<'py, PyBytes>>,
+    Option<Bound<'py, PyBytes>>,
+)> {
+    let split = writer::split_event(raw).map_err(invalid)?;
+    let bytes = |b: &[u8]| PyBytes::new(py, b);
+    Ok((bytes(&split.rest), split.full.map(bytes), split.before.map(bytes), split.id.map(bytes), split.key.map(bytes)))
 }
 
 /// The bytes of the embedded document named ``name`` in ``raw``; None when there is none (or it is not a document).
@@ -94,6 +131,7 @@ fn _extjson(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(relaxed, m)?)?;
     m.add_function(wrap_pyfunction!(relaxed_key, m)?)?;
     m.add_function(wrap_pyfunction!(split_images, m)?)?;
+    m.add_function(wrap_pyfunction!(split_event, m)?)?;
     m.add_function(wrap_pyfunction!(relaxed_id, m)?)?;
     m.add_function(wrap_pyfunction!(embedded, m)?)?;
     m.add_function(wrap_pyfunction!(java_double, m)?)?;

@@ -447,33 +447,45 @@ fn iso_millis(out: &mut String, millis: i64) {
     out.push('Z');
 }
 
-/// (the event without its images, ``fullDocument``, ``fullDocumentBeforeChange``)
-pub type Split<'a> = (Vec<u8>, Option<&'a [u8]>, Option<&'a [u8]>);
+/// A change event split for the connector (:func:`split_event`).
+pub struct Split<'a> {
+    /// the event without its embedded ``fullDocument`` and ``fullDocumentBeforeChange`` documents
+    pub rest: Vec<u8>,
+    pub full: Option<&'a [u8]>,
+    pub before: Option<&'a [u8]>,
+    /// the embedded ``_id`` (the resume token) and ``documentKey`` documents, which stay in ``rest`` too
+    pub id: Option<&'a [u8]>,
+    pub key: Option<&'a [u8]>,
+}
 
-/// A change event split for the connector: (the event without its embedded ``fullDocument`` and
-/// ``fullDocumentBeforeChange`` documents, the first, the second): the small part is decoded by pymongo, the images
-/// stay bytes for the writer.
-pub fn split_images(raw: &[u8]) -> R<Split<'_>> {
+/// A change event split for the connector: the small part is decoded by pymongo, the images stay bytes for the
+/// writer; the bytes of the resume token and of the document key are kept for the offset and the record key.
+pub fn split_event(raw: &[u8]) -> R<Split<'_>> {
     let mut rest = Vec::with_capacity(256);
     rest.extend_from_slice(&[0, 0, 0, 0]);
-    let (mut full, mut before) = (None, None);
+    let (mut full, mut before, mut id, mut key) = (None, None, None, None);
     let base = raw.as_ptr() as usize;
     for element in Elements::new(raw)? {
         let element = element?;
         if element.tag == 0x03 && element.name == "fullDocument" {
             full = Some(element.value);
+            continue;
         } else if element.tag == 0x03 && element.name == "fullDocumentBeforeChange" {
             before = Some(element.value);
-        } else {
-            let start = element.name.as_ptr() as usize - base - 1;
-            let end = element.value.as_ptr() as usize - base + element.value.len();
-            rest.extend_from_slice(&raw[start..end]);
+            continue;
+        } else if element.tag == 0x03 && element.name == "_id" && id.is_none() {
+            id = Some(element.value);
+        } else if element.tag == 0x03 && element.name == "documentKey" && key.is_none() {
+            key = Some(element.value);
         }
+        let start = element.name.as_ptr() as usize - base - 1;
+        let end = element.value.as_ptr() as usize - base + element.value.len();
+        rest.extend_from_slice(&raw[start..end]);
     }
     rest.push(0);
     let len = (rest.len() as i32).to_le_bytes();
     rest[..4].copy_from_slice(&len);
-    Ok((rest, full, before))
+    Ok(Split { rest, full, before, id, key })
 }
 
 /// The value bytes of the first element named ``name`` when it is an embedded document.

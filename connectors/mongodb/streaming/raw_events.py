@@ -22,7 +22,7 @@ from pymongo.synchronous.change_stream import ClusterChangeStream
 
 from connectors.mongodb import _extjson
 
-__all__ = ["IMAGES", "Decoder", "RawEvent", "plain", "watch_raw"]
+__all__ = ["IMAGES", "Decoder", "DocumentKey", "RawEvent", "ResumeToken", "plain", "watch_raw"]
 
 IMAGES = frozenset(("fullDocument", "fullDocumentBeforeChange"))
 """The event fields kept as RawBSONDocument."""
@@ -59,6 +59,23 @@ class RawEvent(RawBSONDocument):
         return super().__getitem__(item)
 
 
+class ResumeToken(dict[str, Any]):
+    """An event's ``_id`` (its resume token) as the :class:`Decoder` hands it out: the decoded document, carrying
+    the BSON bytes it was decoded from (``raw``), whose Base64 is the offset's ``resume_token``
+    (:func:`connectors.mongodb.position.encode_resume_token`) without encoding it again for every event."""
+
+    __slots__ = ("raw",)
+    raw: bytes
+
+
+class DocumentKey(dict[str, Any]):
+    """An event's ``documentKey`` as the :class:`Decoder` hands it out: the decoded document, carrying the BSON
+    bytes it was decoded from (``raw``), from which the record key's ``id`` is written."""
+
+    __slots__ = ("raw",)
+    raw: bytes
+
+
 class Decoder:
     """Turns the raw events of one stream into the connector's events (a dict; images left raw)."""
 
@@ -72,8 +89,12 @@ class Decoder:
         if not isinstance(raw, RawBSONDocument):
             return dict(raw)
         data = raw.raw
-        rest, full, before = _extjson.split_images(data if type(data) is bytes else bytes(data))
+        rest, full, before, token, key = _extjson.split_event(data if type(data) is bytes else bytes(data))
         event: dict[str, Any] = bson.decode(rest, codec_options=self._options)
+        if token is not None:
+            _keep_raw(event, "_id", ResumeToken, token)
+        if key is not None:
+            _keep_raw(event, "documentKey", DocumentKey, key)
         if full is not None:
             event["fullDocument"] = RawBSONDocument(full, self._raw)
         if before is not None:
@@ -85,6 +106,15 @@ class Decoder:
         if isinstance(token, RawBSONDocument):
             return bson.decode(token.raw, codec_options=self._options)
         return token
+
+
+def _keep_raw(event: dict[str, Any], name: str, kind: type[ResumeToken] | type[DocumentKey], raw: bytes) -> None:
+    """``event[name]``, the embedded document decoded from ``raw``, made a ``kind`` holding those bytes."""
+    decoded = event.get(name)
+    if type(decoded) is dict:
+        kept = kind(decoded)
+        kept.raw = raw
+        event[name] = kept
 
 
 _STREAM_OPTIONS = frozenset(("full_document", "resume_after", "max_await_time_ms", "batch_size",

@@ -247,6 +247,21 @@ def test_split_images_cuts_out_the_embedded_images_only() -> None:
         _extjson.split_images(b"\x05\x00")
 
 
+def test_split_event_also_gives_the_token_and_document_key_bytes() -> None:
+    event = SON([("_id", {"_data": "82"}), ("fullDocument", {"a": 1}), ("ns", {"db": "d"}),
+                 ("documentKey", {"_id": 5}), ("fullDocumentBeforeChange", {"b": [2]})])
+    rest, full, before, token, key = _extjson.split_event(bson.encode(event))
+    assert bson.decode(rest) == {"_id": {"_data": "82"}, "ns": {"db": "d"}, "documentKey": {"_id": 5}}
+    assert full is not None and before is not None and token is not None and key is not None
+    assert (bson.decode(full), bson.decode(before)) == ({"a": 1}, {"b": [2]})
+    assert (token, key) == (bson.encode({"_data": "82"}), bson.encode({"_id": 5}))
+    rest, full, before, token, key = _extjson.split_event(bson.encode({"_id": "not a document", "o": "drop"}))
+    assert (bson.decode(rest), full, before, token, key) == ({"_id": "not a document", "o": "drop"}, None, None,
+                                                             None, None)
+    with pytest.raises(ValueError, match="invalid BSON"):
+        _extjson.split_event(b"\x05\x00")
+
+
 def test_snapshot_records_from_raw_documents_match_decoded_ones() -> None:
     conv = ChangeEventConverter(topic_prefix="p", run_id="r", clock_ms=lambda: 1_800_000_000_000)
     for doc in ({"_id": ObjectId("596e275826f08b2730779e1f"), "a": [1, {"b": 2.5}]},

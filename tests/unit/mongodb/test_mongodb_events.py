@@ -23,9 +23,9 @@ from connect.api.data import STRING, Schema, Struct, Type
 from connect.api.records import Header, SourceRecord
 from connectors.mongodb import schemas
 from connectors.mongodb.event_converter import ChangeEventConverter
-from connectors.mongodb.position import decode_resume_token, encode_resume_token
+from connectors.mongodb.position import Position, decode_resume_token, encode_resume_token, event_offset
 from connectors.mongodb.releases import RELEASES
-from connectors.mongodb.streaming.raw_events import IMAGES, Decoder
+from connectors.mongodb.streaming.raw_events import IMAGES, Decoder, DocumentKey, ResumeToken
 
 TOKEN = {"_data": "4300000010730002000000117400070000000493016b026e0014000000696e76656e746f72792e637573746f6d657273"}
 WALL = datetime.datetime(2026, 11, 21, 12, 48, 4, 704000)
@@ -219,6 +219,41 @@ def test_resume_token_round_trip_and_legacy_form() -> None:
     legacy = "8263A1B2C3000000012B022C0100296E5A1004"
     assert decode_resume_token(legacy) == {"_data": legacy}
     assert decode_resume_token("not base64!") == {"_data": "not base64!"}
+
+
+@pytest.mark.parametrize("key", [1004, Int64(2**40), 2.5, 1e300, "k\u00e9y", ObjectId("5f1b2c3d4e5f6a7b8c9d0e1f"),
+                                 {"a": 1, "b": [1, "x"]}, None])
+@pytest.mark.parametrize("release", ["3.6.1.Final", "3.6.3.Final"])
+def test_stream_decoded_events_write_what_decoded_ones_write(key: Any, release: str) -> None:
+    """The stream's decoder keeps the bytes of the resume token and of the document key, from which the offset
+    and the key are written: the same record as from the fully decoded event, transactions included."""
+    token = {"_data": "8263A1B2C3000000012B022C0100296E5A1004", "_typeBits": Binary(b"\x01", 0)}
+    lsid = {"id": Binary(b"\x01" * 16, 4), "uid": Binary(b"\x02" * 32, 0)}
+    options: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
+    conv = converter(release=RELEASES[release])
+    for extra in ({}, {"lsid": lsid, "txnNumber": Int64(3)}):
+        change = event("insert", _id=token, documentKey={"_id": key}, fullDocument={"_id": key, "a": 1}, **extra)
+        data = bson.encode(change, codec_options=options)
+        streamed = Decoder(options).event(RawBSONDocument(data, options.with_options(document_class=RawBSONDocument)))
+        assert type(streamed["_id"]) is ResumeToken and type(streamed["documentKey"]) is DocumentKey
+        assert streamed["_id"] == bson.decode(data)["_id"] and streamed["documentKey"] == {"_id": key}
+        [mine] = conv.to_records(streamed)
+        decoded: dict[str, Any] = bson.decode(data, codec_options=options)
+        [reference] = conv.to_records(decoded)
+        assert (mine.key, mine.value, list(offset_of(mine).items())) == \
+            (reference.key, reference.value, list(offset_of(reference).items()))
+        assert encode_resume_token(streamed["_id"]) == base64.b64encode(bson.encode(token)).decode()
+
+
+def test_event_offset_is_the_position_of_the_event() -> None:
+    for change, session in ((event("insert"), None), (event("insert", clusterTime=None), None),
+                            (event("insert"), ('{"id": 1}', 7))):
+        offset = event_offset(change, session)
+        reference = Position(*((0, 0) if change["clusterTime"] is None else (1795265284, 7)),
+                             encode_resume_token(TOKEN), *(session or ())).to_offset()
+        assert list(offset.items()) == list(reference.items())
+        if session is None:
+            assert list(Position.from_event(change).to_offset().items()) == list(offset.items())
 
 
 # ---------------------------------------------------------------------------------------------------------------
