@@ -18,9 +18,14 @@ class Header:
     value: Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class SourceRecord:
     """A record produced by a source task.
+
+    A value: never changed once made (``dataclasses.replace`` gives a changed copy, as Connect's
+    ``newRecord``). Not declared frozen only because a frozen dataclass's ``__init__`` sets each field through
+    ``object.__setattr__``, which made building one cost several times more; a source task builds one or two per
+    change event.
 
     ``source_partition`` and ``source_offset`` are maps of primitives; the framework stores the offset
     under ``[connector name, source_partition]`` once the record and every earlier record of the same
