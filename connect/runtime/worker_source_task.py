@@ -364,6 +364,12 @@ class WorkerSourceTask:
         return [(h.key, convert(record.topic, h.key, h.schema, h.value) or b"") for h in record.headers]
 
     def _on_done(self, submitted: SubmittedRecord, record: SourceRecord, result: Any) -> None:
+        if result is None:  # acknowledged: the common case first, once per record on the acknowledgement thread
+            submitted.acked = True
+            self.task_metrics.written += 1
+            if self._commits_records:
+                self._commit_record(record)
+            return
         if isinstance(result, BaseException):
             if not self._errors.config.tolerance_all:
                 self._on_error(record.topic, result)
