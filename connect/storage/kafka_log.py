@@ -26,7 +26,9 @@ log = logging.getLogger(__name__)
 
 RecordCallback = Callable[[bytes | None, bytes | None, int, int], None]
 """Called with ``(key, value, partition, offset)`` for every record, on the reader thread."""
-_ENDS_ATTEMPT_MS = 1000
+#: the end offsets are asked for in attempts of 1 s, 2 s, 4 s, then 5 s (a slow broker still answers one) so that
+#: the caller's interrupt is asked between them
+_ENDS_FIRST_ATTEMPT_MS, _ENDS_LONGEST_ATTEMPT_MS = 1000, 5000
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,16 +131,16 @@ class KafkaLog:
     def read_to_end(self, interrupt: Callable[[], str | None] | None = None) -> Future[None]:
         """A future resolved once the reader has consumed everything written before this call (the end offsets
         are taken now, in the calling thread, bounded by 30 s, or until ``interrupt`` names a reason to stop
-        waiting: they are asked for in 1 s attempts)."""
+        waiting: they are asked for in attempts of 1 to 5 s)."""
         future: Future[None] = Future()
         if self._ends is None:
             future.set_exception(ConnectError(f"KafkaLog for {self.topic} is not started"))
             return future
-        deadline = time.monotonic() + 30.0
+        deadline, attempt_ms = time.monotonic() + 30.0, _ENDS_FIRST_ATTEMPT_MS
         while True:
             try:
                 with self._ends_lock:
-                    ends = dict(self._ends.end_offsets(self._tps, timeout_ms=_ENDS_ATTEMPT_MS))
+                    ends = dict(self._ends.end_offsets(self._tps, timeout_ms=attempt_ms))
                 break
             except KafkaTimeoutError as exc:
                 reason = None if interrupt is None else interrupt()
@@ -146,7 +148,9 @@ class KafkaLog:
                     future.set_exception(RetriableError(f"Reading the end offsets of {self.topic} was given up: "
                                                         f"{reason}"))
                     return future
-                if time.monotonic() < deadline:
+                left_ms = int((deadline - time.monotonic()) * 1000)
+                if left_ms > 0:
+                    attempt_ms = min(2 * attempt_ms, _ENDS_LONGEST_ATTEMPT_MS, left_ms)
                     continue
                 future.set_exception(ConnectError(f"Could not read the end offsets of {self.topic}: {exc}"))
                 return future
