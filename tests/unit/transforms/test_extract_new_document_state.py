@@ -81,3 +81,13 @@ def test_non_change_events_pass_through() -> None:
     heartbeat = type(record)(record.source_partition, record.source_offset, "__debezium-heartbeat.p", None, None,
                              None, None, {"ts_ms": 1})
     assert smt.apply(heartbeat) is heartbeat
+
+
+def test_an_added_field_is_written_as_it_is_in_the_event_without_its_default() -> None:
+    """``source.snapshot`` is unset in a streaming event (its schema defaults to ``false``): Debezium 3.6 adds it as
+    null in an optional schema without the default (the corpus golden of ``test_debezium_golden.py``)."""
+    out = unwrap({"_id": 1, "a": 1}, **{"add.fields": "op,source.snapshot,db"})
+    fields = {f["field"]: f for f in out["schema"]["fields"]}
+    assert "default" not in fields["__source_snapshot"] and fields["__source_snapshot"]["optional"]
+    assert fields["__db"] == {"type": "string", "optional": True, "field": "__db"}
+    assert out["payload"]["__source_snapshot"] is None and out["payload"]["__op"] == "c"
