@@ -158,7 +158,8 @@ def recorded_with(release: str | None = None) -> str:
 
 def golden_lines(path: Path) -> list[dict[str, Any]]:
     """The records of a golden JSON Lines file, without its ``recorded_with`` header line."""
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    # split on newlines only: str.splitlines() also splits on U+2028/U+2029 and U+0085, written unescaped
+    rows = [json.loads(line) for line in path.read_text("utf-8").split("\n") if line.strip()]
     return [row for row in rows if "recorded_with" not in row]
 
 
@@ -241,8 +242,10 @@ _RAW_VARYING = (
     (re.compile(rb'"(ts_ms|ts_us|ts_ns|wallTime|txnNumber)":-?\d+'), rb'"\1":0'),
     (re.compile(rb'"ord":\d+'), rb'"ord":0'),  # the increment within a cluster time; a snapshot's -1 stays
     (re.compile(rb'"lsid":"(?:[^"\\]|\\.)*"'), rb'"lsid":"<lsid>"'),
-    # a transaction id: the session id's Extended JSON (a random UUID) and the transaction number
-    (re.compile(rb'"(?:[^"\\]|\\.)*\\"\$type\\": \\"04\\"(?:[^"\\]|\\.)*"'), rb'"<txn>"'),
+    # a transaction id: the session id's Extended JSON (a random UUID) and the transaction number; only a string
+    # that starts with it (a document holding a UUID is data)
+    (re.compile(rb'"\{\\"id\\": \{\\"\$binary\\": \\"[A-Za-z0-9+/=]*\\",\\"\$type\\": \\"04\\"\}'
+                rb'(?:[^"\\]|\\.)*"'), rb'"<txn>"'),
 )
 
 
