@@ -375,7 +375,8 @@ fn wrapper<'a>(mut entries: Vec<(Cow<'a, str>, Node<'a>)>) -> R<Node<'a>> {
                 [(t, Node::Int(seconds)), (i, Node::Int(inc))]
                     if t == "t" && i == "i" && (0..1 << 32).contains(seconds) && (0..1 << 32).contains(inc) =>
                 {
-                    Ok(Node::Stamp(*seconds))
+                    // the seconds as Java's BsonTimestamp.getTime() reads them: a signed int (Debezium's SMT)
+                    Ok(Node::Stamp(*seconds as u32 as i32 as i64))
                 }
                 _ => Err(()),
             },

@@ -87,7 +87,8 @@ def _from_extended(node: Any) -> tuple[Any, Any]:
     """The BSON value of a parsed Extended JSON node and its shape (see :func:`_shape`), in one walk."""
     kind = type(node)
     if kind is dict:
-        if node and next(iter(node)).startswith("$"):
+        first = next(iter(node), "")
+        if first.startswith("$") and first != "$ref":  # a DBRef/DBPointer is a document to Debezium's SMT
             value = _wrapper(node)
             return value, _shape(value)
         out, shapes = {}, []
@@ -195,9 +196,9 @@ class SchemaInference:
         return OPTIONAL_STRING
 
     def document_schema(self, document: Mapping[str, Any], name: str, optional: bool = False) -> Schema:
-        """A struct of the document's fields, in order."""
-        return struct_schema([(k, self.schema(v, f"{name}.{k}")) for k, v in document.items()], name=name,
-                             optional=optional)
+        """A struct of the document's fields, in order; an empty document's has no name (as Debezium 3.6's)."""
+        return struct_schema([(k, self.schema(v, f"{name}.{k}")) for k, v in document.items()],
+                             name=name if document or not optional else None, optional=optional)
 
     def array_schema(self, items: list[Any], name: str) -> Schema:
         if self.array_as_document:
@@ -278,8 +279,8 @@ def _scalar(value: Any, schema: Schema) -> Any:
         return str(value.to_decimal())
     if isinstance(value, Code):
         return str(value)
-    if isinstance(value, Timestamp):
-        return _EPOCH + timedelta(seconds=value.time)
+    if isinstance(value, Timestamp):  # its seconds as Java's BsonTimestamp.getTime() reads them: a signed int
+        return _EPOCH + timedelta(seconds=value.time - (1 << 32) if value.time >= 1 << 31 else value.time)
     if isinstance(value, _Millis):
         return _EPOCH + timedelta(milliseconds=int(value))
     if isinstance(value, Binary):

@@ -91,3 +91,17 @@ def test_an_added_field_is_written_as_it_is_in_the_event_without_its_default() -
     assert "default" not in fields["__source_snapshot"] and fields["__source_snapshot"]["optional"]
     assert fields["__db"] == {"type": "string", "optional": True, "field": "__db"}
     assert out["payload"]["__source_snapshot"] is None and out["payload"]["__op"] == "c"
+
+
+def test_values_as_debezium_3_6_converts_them() -> None:
+    """From the corpus golden of ``test_debezium_golden.py``: a DBRef-shaped document is a plain struct (``$id``'s
+    ObjectId a string), an empty document's struct has no name, a BSON timestamp's seconds are a signed int."""
+    out = unwrap({"_id": 1, "ref": {"$ref": "other", "$id": 7, "$db": "d"},
+                  "ptr": {"$ref": "d.other", "$id": ObjectId("000102030405060708090a0b")}, "empty": {},
+                  "late": Timestamp(4294967295, 1), "stamp": Timestamp(1700000000, 1)})
+    fields = {f["field"]: f for f in out["schema"]["fields"]}
+    assert [f["field"] for f in fields["ref"]["fields"]] == ["$ref", "$id", "$db"] and fields["ref"]["name"]
+    assert out["payload"]["ref"] == {"$ref": "other", "$id": 7, "$db": "d"}
+    assert out["payload"]["ptr"] == {"$ref": "d.other", "$id": "000102030405060708090a0b"}
+    assert fields["empty"] == {"type": "struct", "fields": [], "optional": True, "field": "empty"}
+    assert out["payload"]["late"] == -1000 and out["payload"]["stamp"] == 1700000000000
