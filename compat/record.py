@@ -55,6 +55,8 @@ RECORDERS: tuple[Recorder, ...] = (
                _golden(release, "cloudevents")) for release in releases.available()),
     *(Recorder(f"golden-{release}-split", f"tests/integration/mongodb/golden/debezium-{release}-split.jsonl",
                _golden(release, "split")) for release in releases.available()),
+    *(Recorder(f"golden-{release}-corpus", f"tests/integration/mongodb/golden/debezium-{release}-corpus.jsonl",
+               _golden(release, "corpus")) for release in releases.available()),
     Recorder("incremental-offsets", "tests/unit/mongodb/data/debezium_incremental_offsets.jsonl",
              _module_main("compat.debezium.incremental_offsets")),
     Recorder("naming", "tests/integration/mongodb/golden/naming.json", _module_main("compat.debezium.naming")),

@@ -2,7 +2,7 @@
 Debezium MongoDB connector on the real Kafka Connect, against SecantusDB and a real Kafka broker.
 
     python -m compat.debezium.golden [--release 3.6.3.Final] [--out PATH]
-        [--scenario streaming|snapshot|incremental|cloudevents|split]
+        [--scenario streaming|snapshot|incremental|cloudevents|split|corpus]
 
 Re-record after changing the operations or the pinned Debezium version (compat/debezium/pom.xml); the test
 ``tests/integration/mongodb/test_debezium_golden.py`` runs the same operations through our connector and compares.
@@ -20,6 +20,7 @@ import pymongo
 
 from compat.debezium import (
     cloudevents_scenario,
+    corpus_scenario,
     harness,
     incremental_scenario,
     releases,
@@ -30,9 +31,9 @@ from compat.debezium import (
 GOLDEN_DIR = Path(__file__).resolve().parents[2] / "tests" / "integration" / "mongodb" / "golden"
 
 
-SCENARIOS = ("streaming", "snapshot", "incremental", "cloudevents", "split")
+SCENARIOS = ("streaming", "snapshot", "incremental", "cloudevents", "split", "corpus")
 SCRIPTED = {"snapshot": snapshot_scenario, "incremental": incremental_scenario,
-            "cloudevents": cloudevents_scenario, "split": split_scenario}
+            "cloudevents": cloudevents_scenario, "split": split_scenario, "corpus": corpus_scenario}
 """The scenarios that run their own steps against a connector made by a callback."""
 
 
@@ -54,7 +55,7 @@ def record(out: Path, release: str | None = None, scenario: str = "streaming") -
         client: pymongo.MongoClient[dict[str, object]] = pymongo.MongoClient(endpoints.mongo_uri)
         if scenario in SCRIPTED:
             def create(config: dict[str, str]) -> None:
-                harness.post_connector(connect.address, {"name": "golden", "config": config})
+                harness.post_connector(connect.address, {"name": config["topic.prefix"], "config": config})
             records = SCRIPTED[scenario].capture(client, endpoints.kafka_bootstrap, PREFIX, create,
                                                  endpoints.mongo_uri)
             client.close()

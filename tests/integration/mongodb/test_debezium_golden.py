@@ -18,7 +18,14 @@ from typing import Any
 
 import pytest
 
-from compat.debezium import cloudevents_scenario, harness, incremental_scenario, snapshot_scenario, split_scenario
+from compat.debezium import (
+    cloudevents_scenario,
+    corpus_scenario,
+    harness,
+    incremental_scenario,
+    snapshot_scenario,
+    split_scenario,
+)
 from tests.integration.mongodb.conftest import client
 from tests.integration.support import Worker, create_connector
 
@@ -76,18 +83,22 @@ def test_same_incremental_snapshot_records_and_notifications_as_debezium(
 
 
 @pytest.mark.parametrize("release", ["3.6.1.Final", "3.6.3.Final"])
-@pytest.mark.parametrize("scenario", [cloudevents_scenario, split_scenario], ids=["cloudevents", "split"])
+@pytest.mark.parametrize("scenario", [cloudevents_scenario, split_scenario, corpus_scenario],
+                         ids=["cloudevents", "split", "corpus"])
 def test_same_records_as_debezium_in_scenario(worker: Worker, stack: Any, secantus_factory: Any, release: str,
                                               scenario: Any) -> None:
     """Scenarios whose records all compare as written, in order: the streaming operations with CloudEvents values
     (``compat.debezium.cloudevents_scenario``: envelope, extension attributes and ``data`` with its schema, but
     for the envelope's times and session), and ``cursor.oversize.handling.mode=split``
     (``compat.debezium.split_scenario``: an update event over 16 MB handed out in fragments and joined, its big
-    field excluded)."""
+    field excluded), and the wider corpus (``compat.debezium.corpus_scenario``: BSON edge values, a collection
+    renamed and dropped, a database dropped, each capture mode and ``ExtractNewDocumentState`` with its main
+    options, one connector each)."""
     name = scenario.__name__.rsplit(".", 1)[-1].removesuffix("_scenario")
     got, expected = _run_scenario(worker, stack, secantus_factory, release, name, scenario)
     assert len(got) == len(expected) == scenario.RECORDS
-    assert got == expected
+    for index, (ours, theirs) in enumerate(zip(got, expected, strict=True)):
+        assert ours == theirs, f"record {index} of {theirs['topic']}"
 
 
 def _run_scenario(worker: Worker, stack: Any, secantus_factory: Any, release: str, scenario: str,
@@ -99,7 +110,7 @@ def _run_scenario(worker: Worker, stack: Any, secantus_factory: Any, release: st
     prefix = f"g{scenario[:4]}{release.replace('.', '')}"
 
     def create(config: dict[str, str]) -> None:
-        create_connector(worker, prefix, {**config, "debezium.release": release}, wait_running=False)
+        create_connector(worker, config["topic.prefix"], {**config, "debezium.release": release}, wait_running=False)
     with client(server.uri) as mongo:
         got = module.capture(mongo, stack.kafka_bootstrap, prefix, create, server.uri)
     return [json.loads(json.dumps(record).replace(prefix, "golden")) for record in got], expected
