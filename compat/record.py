@@ -67,12 +67,13 @@ RECORDERS: tuple[Recorder, ...] = (
              _module_main("compat.debezium.extjson_golden")),
     Recorder("validate-transforms", "tests/unit/connect/data/validate_transforms_java.json",
              _module_main("compat.validate_transforms")),
+    Recorder("java-converters", "tests/unit/converters/java_golden.json",
+             _module_main("compat.converters_golden")),
     Recorder("java-classes", "tests/unit/converters/json_roundtrip_golden.json, "
                              "tests/unit/transforms/smt_golden.json, tests/unit/converters/cloudevents_golden.json",
              _module_main("tests.tooling.java_golden.record")),
 )
 WITHOUT_RECORDER = (
-    "tests/unit/converters/java_golden.json",
     "tests/unit/mongodb/data/debezium_records_golden.jsonl",
 )
 
