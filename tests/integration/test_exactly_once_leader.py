@@ -89,6 +89,16 @@ def _post_until_created(http: httpx.Client, name: str, config: dict[str, str], t
     raise AssertionError(f"POST /connectors {name} never succeeded: {last}")
 
 
+def _tasks_stored(client: httpx.Client, *names: str) -> None:
+    """Wait until ``client``'s worker shows task configs for every connector of ``names``: their writes are done,
+    so the next config write the leader makes is the one a test holds (not a late task-config write)."""
+    deadline = time.monotonic() + 60
+    for name in names:
+        while not ((reply := client.get(f"/connectors/{name}/tasks")).status_code == 200 and reply.json()):
+            assert time.monotonic() < deadline, f"no task configs of {name}: {reply.status_code} {reply.text}"
+            time.sleep(0.2)
+
+
 @contextlib.contextmanager
 def _frozen_in_config_write(client: httpx.Client, holds: Path, pid: int, name: str,
                             config: dict[str, str]) -> Iterator[list[httpx.Response | Exception]]:
@@ -130,9 +140,11 @@ def test_a_leader_frozen_while_leadership_moved_cannot_write_configs(support: st
     extra = {**FAST_GROUP, "exactly.once.source.support": support}
     first = worker_factory(extra, env={ENV: str(holds)})
     config = {"connector.class": "FileStreamSource", "file": str(tmp_path / "none.txt"), "topic": unique("t-")}
-    create_connector(first, unique("before-"), config, wait_running=False)
+    before, probe = unique("before-"), unique("probe-")
+    create_connector(first, before, config, wait_running=False)
     second = worker_factory(extra)
-    _post_until_created(second.http, unique("probe-"), config)  # forwarded to the leader: the second worker has joined
+    _post_until_created(second.http, probe, config)  # forwarded to the leader: the second worker has joined
+    _tasks_stored(first.http, before, probe)
 
     zombie = unique("zombie-")
     pid = first.process.pid
@@ -179,7 +191,9 @@ def test_a_java_connect_leader_fences_our_frozen_leader(stack: Any, tmp_path: Pa
         create_connector(leader, before, config, wait_running=False)
         java.start()
         follower = httpx.Client(base_url=java.address, timeout=60)
-        _post_until_created(follower, unique("probe-"), config)  # Java forwards it to our leader: it has joined
+        probe = unique("probe-")
+        _post_until_created(follower, probe, config)  # Java forwards it to our leader: it has joined
+        _tasks_stored(leader.http, before, probe)
         assert follower.get(f"/connectors/{before}/config").json() == {**config, "name": before}
 
         zombie = unique("zombie-")
