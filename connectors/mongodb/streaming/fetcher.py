@@ -19,6 +19,7 @@ from typing import Any
 import bson
 from pymongo.errors import PyMongoError
 
+from connect.api.errors import ConnectError
 from connectors.mongodb.streaming.raw_events import Decoder
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ class ChangeStreamFetcher:
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=max(2, capacity // CHUNK))
         self._pending: deque[Any] = deque()
         self._stop = threading.Event()
-        self._error: PyMongoError | None = None
+        self._error: Exception | None = None
         self._queued = 0
         self._max_bytes = max_bytes
         self._bytes = 0  # BSON bytes in the queue (counted only with a byte limit)
@@ -99,11 +100,19 @@ class ChangeStreamFetcher:
                     self._put((batch, size))
                     batch, size = [], 0
         except PyMongoError as exc:
-            if not self._stop.is_set():
-                if batch:
-                    self._put((batch, size))
-                self._error = exc
-                self._put(_FAILED)
+            self._fail(batch, size, exc)
+        except Exception as exc:  # noqa: BLE001 - any failure fails the task, never leaves it idle
+            error = ConnectError(f"The change stream reader {self._thread.name} failed: {exc!r}")
+            error.__cause__ = exc
+            self._fail(batch, size, error)
+
+    def _fail(self, batch: list[dict[str, Any]], size: int, error: Exception) -> None:
+        """Hand what was read, then the error, to the task (it raises once it has taken the events)."""
+        if not self._stop.is_set():
+            if batch:
+                self._put((batch, size))
+            self._error = error
+            self._put(_FAILED)
 
     def _wait_for_room(self) -> None:
         """With a byte limit: until the queue holds fewer bytes than the limit (one batch may pass it)."""

@@ -13,7 +13,7 @@ import pytest
 from bson import Timestamp
 from bson.raw_bson import RawBSONDocument
 
-from connect.api.errors import DataError
+from connect.api.errors import ConnectError, DataError
 from connectors.mongodb import config as mongo_config
 from connectors.mongodb.event_converter import ChangeEventConverter
 from connectors.mongodb.streaming.capture import StreamCapture
@@ -128,3 +128,26 @@ def test_without_a_byte_limit_the_event_count_bounds_the_read_ahead() -> None:
     finally:
         fetcher.stop()
         assert not [t for t in threading.enumerate() if t.name == "t-fetcher" and t.is_alive()]
+
+
+class _Breaking(_Stream):
+    """Gives its events, then fails with an error that is not pymongo's (a decoding bug, a stale build)."""
+
+    def try_next(self) -> Any:
+        if self.read == len(self.events):
+            raise AttributeError("module '_extjson' has no attribute 'split_event'")
+        return super().try_next()
+
+
+def test_a_reader_that_dies_of_any_error_fails_the_task_after_its_events() -> None:
+    fetcher = ChangeStreamFetcher.open(lambda: (_Breaking(3, 10), None), 8192, "t")
+    try:
+        taken: list[Any] = []
+        with pytest.raises(ConnectError, match=r"change stream reader t-fetcher failed.*split_event") as failure:
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                taken += fetcher.take(50, 1.0)
+        assert [e["_id"]["_data"] for e in taken] == ["0", "1", "2"]
+        assert isinstance(failure.value.__cause__, AttributeError) and not failure.value.retriable
+    finally:
+        fetcher.stop()
