@@ -139,6 +139,7 @@ def _mongo_records() -> list[dict[str, Any]]:
     """Debezium's records (golden) plus records of heterogeneous documents, deletes and tombstones."""
     from connect.api.data import STRING
     from connectors.mongodb.event_converter import ChangeEventConverter
+    from connectors.mongodb.releases import RELEASES
 
     records = []
     for line in MONGO_GOLDEN.read_text().splitlines():
@@ -147,7 +148,9 @@ def _mongo_records() -> list[dict[str, Any]]:
             continue
         records.append({"topic": golden["topic"], "key": golden["key"], "value": golden["value"],
                         "headers": [], "timestamp": 1800000000000})
-    conv = ChangeEventConverter(topic_prefix="fulfillment", run_id="run-1", clock_ms=lambda: 1_800_000_000_000)
+    # the release of the Java classes pinned in pom.xml (the default is the newest, whose source.version differs)
+    conv = ChangeEventConverter(topic_prefix="fulfillment", run_id="run-1", clock_ms=lambda: 1_800_000_000_000,
+                                release=RELEASES["3.6.1.Final"])
     writer = JsonConverter()
     writer.configure({}, False)
     token = {"_data": "8263A1B2C3000000012B022C0100296E5A1004"}
