@@ -55,6 +55,9 @@ _STATS_COLUMNS = "spark.databricks.delta.properties.defaults.dataSkippingStatsCo
 # strings is most of the cost of writing them, and no query skips files by a document's text)
 CHANGES_STATS = "topic,key,op,ts,source_ts,ord,txn_number,partition,offset,kafka_ts"
 REJECTS_STATS = "topic,partition,offset,kafka_ts,key,reason,batch"
+# ... and of the latest-state tables: the key a MERGE joins on and the record's coordinates, not the documents'
+# fields (set when a table is created, kept in its properties; a reader may widen it with ALTER TABLE)
+TABLE_STATS = "_key,_op,_source_ts,_topic,_partition,_offset"
 # A date-partitioned append writes each date's rows through its own open file instead of sorting the batch
 # (documents and all) by date first; beyond this many dates in one task Spark sorts again.
 _CONCURRENT_WRITERS = ("spark.sql.maxConcurrentOutputFileWriters", "32")
@@ -294,7 +297,8 @@ def _merge_prepared(spark: SparkSession, output: DeltaOutput, plan: Plan, topic:
              time.monotonic() - step)
     path = output.table(topic)
     if not DeltaTable.isDeltaTable(spark, path):
-        tables.materialized(documents, merged).write.format("delta").mode("append").save(path)
+        with _session_conf(spark, {_STATS_COLUMNS: TABLE_STATS}):
+            tables.materialized(documents, merged).write.format("delta").mode("append").save(path)
         return merged.json(), ("new", documents.count())
     source = tables.materialized(prepared, merged)
     current = spark.read.format("delta").load(path)

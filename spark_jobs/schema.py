@@ -144,7 +144,25 @@ def typed_columns(parsed: Column, schema: StructType) -> list[Column]:
     return [_convert(parsed[f.name], f.dataType, f.metadata).alias(f.name) for f in schema.fields]
 
 
+def _needs_conversion(dtype: DataType, metadata: dict[str, Any] | None = None) -> bool:
+    """Whether :func:`_convert` changes a value of ``dtype``: a marked field, an Extended JSON wrapper at any
+    depth. Plain values, structs and arrays of them are kept as parsed (rebuilding them field by field, arrays
+    element by element through a lambda, cost as much as parsing them and give the same value)."""
+    if metadata and (metadata.get(EPOCH_MILLIS) or metadata.get(BASE64)):
+        return True
+    if isinstance(dtype, ArrayType):
+        return _needs_conversion(dtype.elementType)
+    if not isinstance(dtype, StructType):
+        return False
+    names = frozenset(dtype.fieldNames())
+    if names in _WRAPPERS or (names and all(name.startswith("$") for name in names)):
+        return True
+    return any(_needs_conversion(f.dataType, f.metadata) for f in dtype.fields)
+
+
 def _convert(value: Column, dtype: DataType, metadata: dict[str, Any] | None = None) -> Column:
+    if not _needs_conversion(dtype, metadata):
+        return value
     if metadata and metadata.get(EPOCH_MILLIS):
         return F.timestamp_millis(value.cast("long"))
     if metadata and metadata.get(BASE64):
