@@ -119,6 +119,11 @@ class _AckingProducer:
         if on_done is not None:
             on_done(None)
 
+    @staticmethod
+    def failure(error: Any) -> BaseException:
+        """Failures are exceptions already."""
+        return error if isinstance(error, BaseException) else RuntimeError(error)
+
     def dispatch(self) -> None:
         """Nothing is queued."""
 

@@ -267,8 +267,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         else:
             self._maybe_end(*self._txn_context.take_batch())
 
-    def _on_done(self, submitted: SubmittedRecord, record: SourceRecord, result: Any) -> None:
-        if isinstance(result, BaseException):  # errors.tolerance does not apply: the transaction is lost
+    def _on_done(self, submitted: SubmittedRecord, record: SourceRecord, result: BaseException | None) -> None:
+        if result is not None:  # errors.tolerance does not apply: the transaction is lost
             self._on_error(record.topic, result)
             return
         submitted.ack()

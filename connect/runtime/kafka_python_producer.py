@@ -7,11 +7,14 @@ expect several times the CPU per record.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from connect import clients
 from connect.api.errors import RetriableError
+
+if TYPE_CHECKING:
+    from connect.runtime.worker_source_task import DeliveryCallback
 
 
 class KafkaPythonProducer:
@@ -21,9 +24,8 @@ class KafkaPythonProducer:
         self._producer = clients.producer(settings)
 
     def send(self, topic: str, *, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
-             partition: int | None, timestamp_ms: int | None,
-             on_done: Callable[[BaseException | None], Any] | None = None) -> None:
-        """Send a record; ``on_done(result)`` once it is delivered (None) or failed (the exception)."""
+             partition: int | None, timestamp_ms: int | None, on_done: DeliveryCallback | None = None) -> None:
+        """Send a record; ``on_done(None, metadata)`` once it is delivered, ``on_done(exception)`` if it failed."""
         try:
             future = self._producer.send(topic, value=value, key=key, headers=headers, partition=partition,
                                          timestamp_ms=timestamp_ms)
@@ -32,7 +34,13 @@ class KafkaPythonProducer:
                 raise RetriableError(str(exc)) from exc
             raise
         if on_done is not None:
-            future.add_both(on_done)
+            future.add_callback(on_done, None)
+            future.add_errback(on_done)
+
+    @staticmethod
+    def failure(error: Any) -> BaseException:
+        """kafka-python fails a record with an exception: returned as is."""
+        return error if isinstance(error, BaseException) else RuntimeError(str(error))
 
     def dispatch(self) -> None:
         """Nothing to do: kafka-python batches by itself."""

@@ -37,8 +37,10 @@ class SubmittedRecord:
 class SubmittedRecords:
     """Records in flight, in submission order per source partition."""
 
-    def __init__(self, connector: str) -> None:
+    def __init__(self, connector: str, record_type: type[SubmittedRecord] = SubmittedRecord) -> None:
+        """``record_type`` makes the tracked records (a task's own, which may also be their delivery callback)."""
         self.connector = connector
+        self._type = record_type
         self._lock = threading.Lock()
         self._queues: dict[bytes, deque[SubmittedRecord]] = {}
         self._last: tuple[Mapping[str, Any], bytes] | None = None
@@ -56,9 +58,9 @@ class SubmittedRecords:
         is tracked in flight but commits nothing: Java would write a null offset for it, which moves no
         position either."""
         if partition is None or offset is None:
-            record = SubmittedRecord(NO_OFFSET, {})
+            record = self._type(NO_OFFSET, {})
         else:
-            record = SubmittedRecord(self._key(partition), offset)
+            record = self._type(self._key(partition), offset)
         with self._lock:
             queue = self._queues.get(record.key)
             if queue is None:

@@ -17,13 +17,16 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import confluent_kafka
 
 from connect.api.errors import ConnectError, RetriableError
 from connect.kafka_clients.librdkafka import security_config
 from connect.runtime import log_setup
+
+if TYPE_CHECKING:
+    from connect.runtime.worker_source_task import DeliveryCallback
 
 log = logging.getLogger(__name__)
 
@@ -102,13 +105,6 @@ def _warn_once(key: str) -> None:
         log.warning("Producer setting %s has no librdkafka equivalent: ignored", key)
 
 
-def _delivery(on_done: Callable[[BaseException | None], Any]) -> Callable[[Any, Any], None]:
-    """librdkafka's delivery callback for one record: ``on_done`` with None or the error as an exception."""
-    def delivered(error: confluent_kafka.KafkaError | None, _message: Any) -> None:
-        on_done(None if error is None else _exception(error))
-    return delivered
-
-
 # librdkafka's errors as the Java client words them, where Connect users grep for them
 _JAVA_ERRORS = {
     confluent_kafka.KafkaError.MSG_SIZE_TOO_LARGE: (
@@ -171,19 +167,19 @@ class RdKafkaProducer:
             log.debug("%s producer: %s", self._client_id, error.str())
 
     def send(self, topic: str, *, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
-             partition: int | None, timestamp_ms: int | None,
-             on_done: Callable[[BaseException | None], Any] | None = None) -> None:
+             partition: int | None, timestamp_ms: int | None, on_done: DeliveryCallback | None = None) -> None:
         """Queue a record; blocks (up to ``max.block.ms``) while librdkafka's queue is full.
 
-        ``on_done(result)`` is called once the record is delivered (``result`` None) or failed (the exception), on
-        the acknowledgement thread (on the caller's for a record refused before it was queued). It goes to
-        librdkafka with the record: registered before the record can be acknowledged, nothing locked per record."""
-        on_delivery = None if on_done is None else _delivery(on_done)
+        ``on_done(error, message)`` is librdkafka's own delivery callback, called once the record is delivered
+        (``error`` None) or failed (librdkafka's ``KafkaError``: :meth:`failure` words it), on the acknowledgement
+        thread; ``on_done(exception)`` on the caller's for a record refused before it was queued. It goes to
+        librdkafka with the record, unwrapped: registered before the record can be acknowledged, nothing locked
+        or allocated per record."""
         deadline: float | None = None
         while True:
             try:
                 self._producer.produce(topic, value, key, -1 if partition is None else partition,
-                                       on_delivery=on_delivery, timestamp=timestamp_ms or 0,
+                                       on_delivery=cast(Any, on_done), timestamp=timestamp_ms or 0,
                                        headers=cast(Any, headers) or None)
                 return
             except BufferError:
@@ -209,6 +205,15 @@ class RdKafkaProducer:
                 if isinstance(error, confluent_kafka.KafkaError):
                     raise _exception(error) from exc
                 raise ConnectError(str(exc)) from exc
+
+    @staticmethod
+    def failure(error: Any) -> BaseException:
+        """The exception for librdkafka's ``KafkaError`` handed to a delivery callback, as Java words it."""
+        if isinstance(error, BaseException):
+            return error
+        if isinstance(error, confluent_kafka.KafkaError):
+            return _exception(error)
+        return ConnectError(f"The record's delivery failed: {error}")
 
     # --- transactions (exactly-once source tasks: connect/runtime/exactly_once.py) ----------------------------
     def init_transactions(self, timeout: float) -> None:

@@ -9,7 +9,6 @@ import time
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, Protocol
 
 from connect.api.converter import Converter, HeaderConverter
@@ -32,14 +31,26 @@ log = logging.getLogger(__name__)
 RETRY_BACKOFF_S = 0.1
 
 
+class DeliveryCallback(Protocol):
+    """A record's delivery callback: ``error`` None once Kafka acknowledged the record, else the failure (an
+    exception, or the client's own error object, which :meth:`SourceProducer.failure` words as one); ``message``
+    is whatever else the client passes (librdkafka's message), unused."""
+
+    def __call__(self, error: Any, message: Any = None, /) -> object:
+        """Called once per record, on any thread."""
+
+
 class SourceProducer(Protocol):
     """What the loop needs of a producer (librdkafka's or kafka-python's, in :mod:`connect.runtime`)."""
 
     def send(self, topic: str, *, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
-             partition: int | None, timestamp_ms: int | None,
-             on_done: Callable[[BaseException | None], Any] | None = None) -> None:
-        """Send one record; ``on_done(result)`` once Kafka acknowledged it (``result`` None) or it failed (the
-        exception), on any thread, possibly before ``send`` returns."""
+             partition: int | None, timestamp_ms: int | None, on_done: DeliveryCallback | None = None) -> None:
+        """Send one record; ``on_done(error)`` (or ``on_done(error, message)``) once Kafka acknowledged it
+        (``error`` None) or it failed, on any thread, possibly before ``send`` returns. The producer calls it
+        directly, so a record costs one call to acknowledge."""
+
+    def failure(self, error: Any) -> BaseException:
+        """The exception for a failure handed to a delivery callback (an exception is returned as is)."""
 
     def dispatch(self) -> None:
         """Send what was queued by ``send``."""
@@ -71,6 +82,39 @@ class TaskStatusListener:
 
     def on_topic(self, task_id: ConnectorTaskId, topic: str) -> None:
         """The task produced to ``topic`` for the first time (topic tracking)."""
+
+
+class _InFlight(SubmittedRecord):
+    """A record handed to the producer: tracked for its offset, and its own delivery callback (``done``, one
+    direct call per record from the producer's acknowledgement thread)."""
+
+    __slots__ = ("record", "task")
+    record: SourceRecord
+    task: WorkerSourceTask
+
+    def done(self, error: Any, _message: Any = None, /) -> None:
+        """Acknowledged (``error`` None): marked, counted, and committed to the task if it asks; else failed."""
+        if error is None:
+            self.acked = True
+            task = self.task
+            task.task_metrics.written += 1
+            if task._commits_records:
+                task._commit_record(self.record)
+            return
+        self.task._failed_delivery(self, error)
+
+
+class _Delegated(_InFlight):
+    """The same for a task whose ``_on_done`` is its own (the exactly-once task's): every result goes there."""
+
+    __slots__ = ()
+
+    def done(self, error: Any, _message: Any = None, /) -> None:
+        """``task._on_done`` with None or the failure as an exception."""
+        if error is None:
+            self.task._on_done(self, self.record, None)
+        else:
+            self.task._failed_delivery(self, error)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +153,10 @@ class WorkerSourceTask:
         self._conv = converters
         self._producer = producer
         self._listener = listener
-        self._submitted = SubmittedRecords(task_id.connector)
+        # records in flight are their own delivery callbacks: the common acknowledgement inlined unless a subclass
+        # has its own _on_done
+        in_flight = _InFlight if type(self)._on_done is WorkerSourceTask._on_done else _Delegated
+        self._submitted = SubmittedRecords(task_id.connector, in_flight)
         self._writer = OffsetWriter(offset_store)
         self._reader = OffsetReader(task_id.connector, offset_store)
         self._chain = chain or TransformationChain()
@@ -297,8 +344,7 @@ class WorkerSourceTask:
         # bound once per batch, not looked up per record
         chain, convert, submit, send = self._chain if self._chain else None, self._convert, self._submitted.submit, \
             self._producer.send
-        before_send, dispatched, on_done, topics = self._before_send, self._record_dispatched, self._on_done, \
-            self._topics
+        before_send, dispatched, topics = self._before_send, self._record_dispatched, self._topics
         for index, original in enumerate(records):
             record = chain.apply(original, self._errors) if chain is not None else original
             converted = None if record is None or record is FAILED else convert(record)
@@ -312,9 +358,11 @@ class WorkerSourceTask:
                 self._listener.on_topic(self.id, topic)
             before_send(original, topic)
             submitted = submit(record.source_partition, record.source_offset)
+            submitted.record = original  # type: ignore[attr-defined]  # an _InFlight (the record type above)
+            submitted.task = self  # type: ignore[attr-defined]
             try:
                 send(topic, value=value, key=key, headers=headers, partition=record.kafka_partition,
-                     timestamp_ms=record.timestamp, on_done=partial(on_done, submitted, original))
+                     timestamp_ms=record.timestamp, on_done=submitted.done)  # type: ignore[attr-defined]
             except RetriableError as exc:
                 log.warning("%s Failed to send record, will retry: %s", self.id, exc)
                 self._submitted.remove(submitted)
@@ -363,28 +411,29 @@ class WorkerSourceTask:
         convert = self._conv.header.from_connect_header
         return [(h.key, convert(record.topic, h.key, h.schema, h.value) or b"") for h in record.headers]
 
-    def _on_done(self, submitted: SubmittedRecord, record: SourceRecord, result: Any) -> None:
-        if result is None:  # acknowledged: the common case first, once per record on the acknowledgement thread
-            submitted.acked = True
-            self.task_metrics.written += 1
-            if self._commits_records:
-                self._commit_record(record)
-            return
-        if isinstance(result, BaseException):
-            if not self._errors.config.tolerance_all:
-                self._on_error(record.topic, result)
-                return
-            # errors.tolerance=all skips records Kafka refused too, as Connect does (logged, counted, offset kept)
-            self._errors.failures += 1
-            self._errors.skipped += 1
-            log.warning("%s Skipping a record Kafka refused for %s (errors.tolerance=all): %s", self.id,
-                        record.topic, result)
+    def _failed_delivery(self, submitted: _InFlight, error: Any) -> None:
+        """A record's delivery failed (``error`` as the producer handed it)."""
+        failure = error if isinstance(error, BaseException) else self._producer.failure(error)
+        self._on_done(submitted, submitted.record, failure)
+
+    def _on_done(self, submitted: SubmittedRecord, record: SourceRecord, result: BaseException | None) -> None:
+        """A record's delivery ended: acknowledged (``result`` None) or failed. Records acknowledged on the
+        common path never come here (:class:`_InFlight`); a subclass's own ``_on_done`` gets them all."""
+        if result is None:
             submitted.ack()
-            self.task_metrics.dropped += 1
+            self.task_metrics.written += 1
             self._commit_record(record)
             return
+        if not self._errors.config.tolerance_all:
+            self._on_error(record.topic, result)
+            return
+        # errors.tolerance=all skips records Kafka refused too, as Connect does (logged, counted, offset kept)
+        self._errors.failures += 1
+        self._errors.skipped += 1
+        log.warning("%s Skipping a record Kafka refused for %s (errors.tolerance=all): %s", self.id,
+                    record.topic, result)
         submitted.ack()
-        self.task_metrics.written += 1
+        self.task_metrics.dropped += 1
         self._commit_record(record)
 
     def _commit_record(self, record: SourceRecord) -> None:

@@ -29,9 +29,9 @@ def test_records_are_acknowledged_in_order_and_land_in_kafka(stack: Any) -> None
     errors: list[BaseException] = []
     lock = threading.Lock()
 
-    def done(number: int, result: Any) -> None:
+    def done(number: int, error: Any, _message: Any = None) -> None:
         with lock:
-            (errors.append(result) if isinstance(result, BaseException) else acked.append(number))
+            (acked.append(number) if error is None else errors.append(producer.failure(error)))
 
     try:
         for number in range(3000):
@@ -72,7 +72,7 @@ def test_acknowledgements_come_without_further_sends(stack: Any) -> None:
     acked = threading.Event()
     try:
         producer.send(unique("rk-idle-"), value=b"x", key=None, headers=[], partition=None,
-                      timestamp_ms=None, on_done=lambda result: acked.set())
+                      timestamp_ms=None, on_done=lambda error, _message=None: acked.set())
         assert acked.wait(60), "a task that sends nothing more still gets its record acknowledged"
     finally:
         producer.close(5)
@@ -83,8 +83,8 @@ def test_a_failed_delivery_reaches_the_callback(stack: Any) -> None:
     results: list[Any] = []
     finished = threading.Event()
 
-    def done(result: Any) -> None:
-        results.append(result)
+    def done(error: Any, _message: Any = None) -> None:
+        results.append(producer.failure(error))  # librdkafka's KafkaError, as the task words it
         finished.set()
 
     try:

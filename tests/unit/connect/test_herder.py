@@ -45,6 +45,11 @@ class MemoryProducer:
             if on_done is not None:
                 self._pending.append(on_done)
 
+    @staticmethod
+    def failure(error: Any) -> BaseException:
+        """Failures are exceptions already."""
+        return error if isinstance(error, BaseException) else RuntimeError(error)
+
     def dispatch(self) -> None:
         with self._lock:
             pending, self._pending = self._pending, []
