@@ -79,6 +79,7 @@ class ChangeEventConverter:
         self._tombstones = tombstones_on_delete
         self._clock_ms = clock_ms or _wall_clock_ms
         self._partition = dict(partition) if partition is not None else {"server_id": topic_prefix}
+        self._last_wall: tuple[Any, int] = (None, 0)  # the last wallTime converted, and its milliseconds
         self._headers: tuple[Header, ...] = ()
         if extended_headers:
             self._headers = (
@@ -92,6 +93,26 @@ class ChangeEventConverter:
     def source_partition(self) -> dict[str, str]:
         """The connector's single source partition."""
         return self._partition
+
+    def source_ts_ms(self, event: Mapping[str, Any]) -> int:
+        """``source.ts_ms`` of a change event: its ``wallTime``, else the cluster time's seconds. The stream reads
+        it before converting the event (metrics, transactions), the ``source`` block again: converted once."""
+        wall_ms = self._wall_ms(event.get("wallTime"))
+        if wall_ms:
+            return wall_ms
+        cluster_time = event.get("clusterTime")
+        return cluster_time.time * 1000 if cluster_time is not None else 0
+
+    def _wall_ms(self, wall: Any) -> int:
+        """Milliseconds of a ``wallTime`` (0 without one), remembered for the same object."""
+        if wall is None:
+            return 0
+        last = self._last_wall
+        if last[0] is wall:
+            return last[1]
+        millis = int(extjson.datetime_millis(wall))
+        self._last_wall = (wall, millis)  # one tuple, read and replaced whole: safe from any thread
+        return millis
 
     def to_records(self, event: Mapping[str, Any], transaction: Mapping[str, Any] | None = None,
                    offset_map: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> list[SourceRecord]:
@@ -200,8 +221,7 @@ class ChangeEventConverter:
     def _source(self, event: Mapping[str, Any], db: str, coll: str, cluster_time: Any,
                 session: tuple[str, int] | None) -> Struct:
         """The ``source`` block (``snapshot`` stays unset: its schema default is ``false``)."""
-        wall = event.get("wallTime")
-        wall_ms = extjson.datetime_millis(wall) if wall is not None else 0
+        wall_ms = self._wall_ms(event.get("wallTime"))
         ts_ms = wall_ms if wall_ms else (cluster_time.time * 1000 if cluster_time is not None else 0)
         values: dict[str, Any] = {
             "version": self._version,

@@ -18,7 +18,6 @@ from pymongo.errors import PyMongoError
 
 from connect.api.errors import DataError
 from connect.api.records import SourceRecord
-from connectors.mongodb import extjson
 from connectors.mongodb.capture_config import FullUpdateType
 from connectors.mongodb.config import CaptureMode, CaptureScope, CollectionFilter, MongoDbConfig
 from connectors.mongodb.connection import Fault, classify
@@ -62,17 +61,6 @@ def stream_options(config: MongoDbConfig) -> dict[str, Any]:
     return options
 
 
-def source_ts_ms(event: Mapping[str, Any]) -> int:
-    """``source.ts_ms`` of an event: its ``wallTime``, else the cluster time's seconds."""
-    wall = event.get("wallTime")
-    if wall is not None:
-        millis = extjson.datetime_millis(wall)
-        if millis:
-            return int(millis)
-    cluster_time = event.get("clusterTime")
-    return cluster_time.time * 1000 if cluster_time is not None else 0
-
-
 class StreamCapture:
     """One change stream of one client, from a stored position."""
 
@@ -97,6 +85,8 @@ class StreamCapture:
         self._last_event: dict[str, Any] | None = None
         self._last_offset: dict[str, Any] | None = None
         self._merger = FragmentMerger()
+        self._ops: list[str] = []  # the operations and source.ts_ms of the events emitted by this take
+        self._stamps: list[int] = []
         self._fetcher: ChangeStreamFetcher | None = None
         self.signals: SignalDispatcher | None = None  # set by the task on its only stream, with:
         self.signal_collection: str | None = None  # always captured: its inserts are signals and watermarks
@@ -184,15 +174,20 @@ class StreamCapture:
         events = self._fetcher.take(max_events, timeout)
         if not events:
             self.metrics.poll(empty=True)
-        for event in events:
-            if POSITION in event:
-                if not self._merger.pending:
-                    self.resume_token, self._last_event = event[POSITION], None
-                self.metrics.poll(empty=True)
-                continue
-            whole = self._merger.add(event)
-            if whole is not None:
-                self._emit(whole, records)
+        try:
+            for event in events:
+                if POSITION in event:
+                    if not self._merger.pending:
+                        self.resume_token, self._last_event = event[POSITION], None
+                    self.metrics.poll(empty=True)
+                    continue
+                whole = self._merger.add(event)
+                if whole is not None:
+                    self._emit(whole, records)
+        finally:
+            if self._ops:
+                self.metrics.events(self._ops, self._stamps)
+                self._ops, self._stamps = [], []
         position = self.position() if self.heartbeat.due() else None
         if position is not None:
             records.append(self.heartbeat.record(position))
@@ -223,7 +218,7 @@ class StreamCapture:
         selected = self.fields.for_collection(db, coll) if self.fields.active else None
         if selected is not None:
             event = selected.event(event)
-        ts_ms = source_ts_ms(event)
+        ts_ms = self.events.source_ts_ms(event)
         if self.transactions is None:
             converted = self._convert(event)
         else:
@@ -237,7 +232,8 @@ class StreamCapture:
             self.metrics.count("NumberOfErroneousEvents")
             return
         records.extend(converted)
-        self.metrics.event(op, ts_ms)
+        self._ops.append(op)  # counted once per take (StreamingMetrics.events)
+        self._stamps.append(ts_ms)
 
     def _convert(self, event: dict[str, Any], *block: Any) -> list[SourceRecord] | None:
         """The event's records; None when it cannot be converted and ``event.processing.failure.handling.mode``

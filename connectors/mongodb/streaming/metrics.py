@@ -46,22 +46,26 @@ class StreamingMetrics:
         self._behind_sum = 0
         self._behind_n = 0
 
-    def event(self, op: str, source_ts_ms: int) -> None:
-        """A data event was emitted."""
+    def events(self, ops: list[str], source_ts_ms: list[int]) -> None:
+        """Data events were emitted by one poll: each one's operation and ``source.ts_ms`` (0: unknown), in
+        order. Counted together, at the poll's end (one clock read and one lock per poll, not per event)."""
         now = time.time_ns() // 1_000_000
-        behind = max(now - source_ts_ms, 0) if source_ts_ms else None
+        stamps = [ts for ts in source_ts_ms if ts]
         with self._lock:
-            self.counts["TotalNumberOfEventsSeen"] += 1
-            name = OPERATION_METRICS.get(op)
-            if name:
-                self.counts[name] += 1
+            counts = self.counts
+            counts["TotalNumberOfEventsSeen"] += len(ops)
+            for op, name in OPERATION_METRICS.items():
+                counts[name] += ops.count(op)
             self._last_event_ms = now
-            if behind is not None:
-                self._behind = behind
-                self._behind_min = behind if self._behind_min is None else min(self._behind_min, behind)
-                self._behind_max = behind if self._behind_max is None else max(self._behind_max, behind)
-                self._behind_sum += behind
-                self._behind_n += 1
+            if stamps:
+                newest, oldest = max(stamps), min(stamps)
+                self._behind = max(now - stamps[-1], 0)
+                fastest, slowest = max(now - newest, 0), max(now - oldest, 0)
+                self._behind_min = fastest if self._behind_min is None else min(self._behind_min, fastest)
+                self._behind_max = slowest if self._behind_max is None else max(self._behind_max, slowest)
+                self._behind_sum += (len(stamps) * now - sum(stamps) if newest <= now
+                                     else sum(max(now - ts, 0) for ts in stamps))
+                self._behind_n += len(stamps)
 
     def count(self, name: str, amount: int = 1) -> None:
         """Add to one of the counters (filtered, erroneous, disconnects, ...)."""
