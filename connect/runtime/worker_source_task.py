@@ -390,18 +390,24 @@ class WorkerSourceTask:
         Each converter is called directly; only one that raised goes through the retry and tolerance operator,
         handed the error of that first attempt (the same retries, counts and reports as running every stage
         inside the operator, without its per-record cost)."""
-        topic, conv, call = record.topic, self._conv, self._errors.call
-        key = call(Stage.KEY_CONVERTER, conv.key, record, conv.key.from_connect_data, topic, record.key_schema,
-                   record.key, record.headers)
-        if key is FAILED:
-            return None
-        value = call(Stage.VALUE_CONVERTER, conv.value, record, conv.value.from_connect_data, topic,
-                     record.value_schema, record.value, record.headers)
-        if value is FAILED:
-            return None
+        topic, conv = record.topic, self._conv
+        try:  # the operator's call() inlined for the key and value: two calls fewer per record
+            key = conv.key.from_connect_data(topic, record.key_schema, record.key, record.headers)
+        except Exception as exc:  # noqa: BLE001 - handed to the operator, which reports or re-raises it
+            key = self._errors.execute(Stage.KEY_CONVERTER, conv.key, lambda: conv.key.from_connect_data(
+                topic, record.key_schema, record.key, record.headers), record, exc)
+            if key is FAILED:
+                return None
+        try:
+            value = conv.value.from_connect_data(topic, record.value_schema, record.value, record.headers)
+        except Exception as exc:  # noqa: BLE001 - handed to the operator, which reports or re-raises it
+            value = self._errors.execute(Stage.VALUE_CONVERTER, conv.value, lambda: conv.value.from_connect_data(
+                topic, record.value_schema, record.value, record.headers), record, exc)
+            if value is FAILED:
+                return None
         if record.headers is self._last_headers[0]:
             return key, value, self._last_headers[1]
-        headers = call(Stage.HEADER_CONVERTER, conv.header, record, self._convert_headers, record)
+        headers = self._errors.call(Stage.HEADER_CONVERTER, conv.header, record, self._convert_headers, record)
         if headers is FAILED:
             return None
         self._last_headers = (record.headers, headers)
