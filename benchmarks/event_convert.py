@@ -43,7 +43,7 @@ from bson.raw_bson import RawBSONDocument
 from benchmarks.backlog_drain import document
 from connect.api.records import SourceRecord
 from connect.api.task import SourceTask
-from connect.runtime.worker_source_task import Converters, TaskStatusListener, WorkerSourceTask
+from connect.runtime.worker_source_task import Converters, DeliveryCallback, TaskStatusListener, WorkerSourceTask
 from connect.storage.config_state import ConnectorTaskId
 from connect.storage.file import FileOffsetStore
 from connectors.mongodb import _extjson, event_converter, extjson, json_writer
@@ -115,9 +115,9 @@ class _AckingProducer:
 
     def send(self, topic: str, *, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
              partition: int | None, timestamp_ms: int | None,
-             on_done: Callable[[BaseException | None], Any] | None = None) -> None:
+             on_done: DeliveryCallback | None = None) -> None:
         if on_done is not None:
-            on_done(None)
+            on_done(None, None)  # as librdkafka calls it: (error, message)
 
     @staticmethod
     def failure(error: Any) -> BaseException:
