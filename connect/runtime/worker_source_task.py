@@ -89,19 +89,21 @@ class _InFlight(SubmittedRecord):
     direct call per record from the producer's acknowledgement thread)."""
 
     __slots__ = ("record", "task")
-    record: SourceRecord
+    record: SourceRecord | None  # let go once delivered: it stays tracked (its offset) until the next commit
     task: WorkerSourceTask
 
     def done(self, error: Any, _message: Any = None, /) -> None:
         """Acknowledged (``error`` None): marked, counted, and committed to the task if it asks; else failed."""
+        record, self.record = self.record, None
+        assert record is not None, "a record's delivery ends once"
         if error is None:
             self.acked = True
             task = self.task
             task.task_metrics.written += 1
             if task._commits_records:
-                task._commit_record(self.record)
+                task._commit_record(record)
             return
-        self.task._failed_delivery(self, error)
+        self.task._failed_delivery(self, record, error)
 
 
 class _Delegated(_InFlight):
@@ -111,10 +113,12 @@ class _Delegated(_InFlight):
 
     def done(self, error: Any, _message: Any = None, /) -> None:
         """``task._on_done`` with None or the failure as an exception."""
+        record, self.record = self.record, None
+        assert record is not None, "a record's delivery ends once"
         if error is None:
-            self.task._on_done(self, self.record, None)
+            self.task._on_done(self, record, None)
         else:
-            self.task._failed_delivery(self, error)
+            self.task._failed_delivery(self, record, error)
 
 
 @dataclass(frozen=True, slots=True)
@@ -417,10 +421,10 @@ class WorkerSourceTask:
         convert = self._conv.header.from_connect_header
         return [(h.key, convert(record.topic, h.key, h.schema, h.value) or b"") for h in record.headers]
 
-    def _failed_delivery(self, submitted: _InFlight, error: Any) -> None:
-        """A record's delivery failed (``error`` as the producer handed it)."""
+    def _failed_delivery(self, submitted: _InFlight, record: SourceRecord, error: Any) -> None:
+        """``record``'s delivery failed (``error`` as the producer handed it)."""
         failure = error if isinstance(error, BaseException) else self._producer.failure(error)
-        self._on_done(submitted, submitted.record, failure)
+        self._on_done(submitted, record, failure)
 
     def _on_done(self, submitted: SubmittedRecord, record: SourceRecord, result: BaseException | None) -> None:
         """A record's delivery ended: acknowledged (``result`` None) or failed. Records acknowledged on the
