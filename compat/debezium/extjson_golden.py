@@ -11,7 +11,6 @@ in the exponent sign, see ``tests/unit/mongodb/test_driver_doubles.py``).
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -58,11 +57,7 @@ def _java_version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--release", choices=releases.available(), default=releases.pinned())
-    known, rest = parser.parse_known_args(argv)
-    return harness.record_main(rest, __doc__, GOLDEN, lambda out: record(out, known.release), "documents",
-                               minimum=len(cases(GOLDEN)))
+    return harness.release_record_main(argv, __doc__, GOLDEN, record, "documents", minimum=len(cases(GOLDEN)))
 
 
 if __name__ == "__main__":

@@ -148,6 +148,15 @@ def record_main(argv: list[str] | None, doc: str | None, default: Path, record: 
     return 0 if count >= minimum else 1
 
 
+def release_record_main(argv: list[str] | None, doc: str | None, default: Path,
+                        record: Callable[[Path, str], int], unit: str, minimum: int = 0) -> int:
+    """:func:`record_main` with ``--release`` (the Debezium releases obtainable here, the pinned one by default)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    parser.add_argument("--release", choices=releases.available(), default=releases.pinned())
+    known, rest = parser.parse_known_args(argv)
+    return record_main(rest, doc, default, lambda out: record(out, known.release), unit, minimum)
+
+
 def recorded_with(release: str | None = None) -> str:
     """The first line of a golden JSON Lines file: which Debezium, Kafka Connect and SecantusDB produced it."""
     from importlib.metadata import version

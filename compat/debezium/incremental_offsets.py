@@ -24,7 +24,7 @@ from typing import Any
 import pymongo
 from bson import Binary, Decimal128, Int64, ObjectId
 
-from compat.debezium import harness, releases
+from compat.debezium import harness
 
 OUT = Path(__file__).resolve().parents[2] / "tests" / "unit" / "mongodb" / "data" / "debezium_incremental_offsets.jsonl"
 NAME = "incr-offsets"  # the Connect group is debezium-<NAME>, its offsets topic debezium-<NAME>-offsets
@@ -111,13 +111,7 @@ def record(out: Path, release: str | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--release", choices=releases.available(), default=releases.pinned())
-    known, rest = parser.parse_known_args(argv)
-    return harness.record_main(rest, __doc__, OUT, lambda out: record(out, known.release), "offsets",
-                               minimum=len(KINDS))
+    return harness.release_record_main(argv, __doc__, OUT, record, "offsets", minimum=len(KINDS))
 
 
 if __name__ == "__main__":

@@ -13,7 +13,6 @@ in compat/pom.xml (both fetched once into ``.cache``).
 
 from __future__ import annotations
 
-import argparse
 import json
 import subprocess
 import sys
@@ -62,11 +61,7 @@ def record(out: Path, release: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--release", choices=releases.available(), default=releases.pinned())
-    known, rest = parser.parse_known_args(argv)
-    return harness.record_main(rest, __doc__, GOLDEN, lambda out: record(out, known.release), "records",
-                               minimum=len(events(GOLDEN)))
+    return harness.release_record_main(argv, __doc__, GOLDEN, record, "records", minimum=len(events(GOLDEN)))
 
 
 if __name__ == "__main__":
