@@ -144,6 +144,9 @@ class RdKafkaProducer:
         except confluent_kafka.KafkaException as exc:
             raise ConnectError(f"Invalid producer settings: {exc}") from exc
         self._closed = threading.Event()
+        # one thread at a time serves delivery reports (poll, flush): two would run one partition's callbacks
+        # out of send order
+        self._serving = threading.Lock()
         self._log_context = log_setup.context()  # the task's [name|task-0], for librdkafka's lines
         # acknowledgements are served on a thread of their own, as kafka-python's sender thread does: a task that
         # polls nothing new still sees its records acknowledged and its offsets committed
@@ -155,7 +158,8 @@ class RdKafkaProducer:
             log_setup.set_context(*self._log_context)
         while not self._closed.is_set():
             try:
-                self._producer.poll(0.1)
+                with self._serving:
+                    self._producer.poll(0.1)
             except confluent_kafka.KafkaException as exc:  # fatal (a fenced transactional producer): said by send
                 log.debug("%s producer poll: %s", self._client_id, exc)
                 self._closed.wait(0.1)
@@ -256,7 +260,8 @@ class RdKafkaProducer:
     def flush(self, timeout: float | None = None) -> None:
         """Wait for every record sent so far (callbacks included)."""
         try:
-            left = self._producer.flush(-1 if timeout is None else timeout)
+            with self._serving:
+                left = self._producer.flush(-1 if timeout is None else timeout)
         except confluent_kafka.KafkaException as exc:
             raise ConnectError(f"The producer failed: {exc}") from exc
         if left:
@@ -267,12 +272,14 @@ class RdKafkaProducer:
         if self._closed.is_set():
             return
         try:
-            left = self._producer.flush(-1 if timeout is None else timeout)
+            with self._serving:
+                left = self._producer.flush(-1 if timeout is None else timeout)
             if left:  # as Java's close(timeout): what is still unsent fails now instead of going out later
                 log.warning("%s producer closed with %d record(s) undelivered after %s s: dropped (their offsets "
                             "were not committed)", self._client_id, left, timeout)
                 self._producer.purge()
-                self._producer.flush(0)
+                with self._serving:
+                    self._producer.flush(0)
         except confluent_kafka.KafkaException as exc:  # a fatal error (fenced): nothing more can be delivered
             log.warning("%s producer closed after a fatal error: %s", self._client_id, exc)
         self._closed.set()
