@@ -141,7 +141,8 @@ KEYS: tuple[DebeziumKey, ...] = (
        "read only with snapshot.mode=configuration_based, which is refused"),
     _k("legacy.snapshot.max.threads", _B, "false", N, "a switch back to Debezium's older snapshot threading"),
     _k("internal.legacy.snapshot.max.threads", _B, "false", N, "internal"),
-    _k("internal.advanced.metrics.enable", _B, "false", N, "internal"),
+    _k("internal.advanced.metrics.enable", _B, "false", H,
+       "Debezium's advanced streaming metrics: create, update and delete events per collection"),
     _k("internal.custom.retriable.exception", _S, "false", N, "internal"),
     _k("internal.log.position.check.enable", _B, "true", N, "internal"),
     _k("internal.mongodb.allow.offset.invalidation", _B, "false", N, "internal"),
@@ -288,6 +289,7 @@ class HonouredOptions:
     truststore_type: str = "PKCS12"
     truststore_password: str | None = None
     keystore_type: str = "PKCS12"
+    advanced_metrics: bool = False
 
     @classmethod
     def parse(cls, props: Mapping[str, str]) -> HonouredOptions:
@@ -310,6 +312,7 @@ class HonouredOptions:
             truststore_type=text("mongodb.ssl.truststore.type").upper(),
             truststore_password=props.get("mongodb.ssl.truststore.password") or None,
             keystore_type=text("mongodb.ssl.keystore.type").upper(),
+            advanced_metrics=text("internal.advanced.metrics.enable").lower() == "true",
         )
 
 

@@ -98,6 +98,7 @@ class MongoDbConnectorTask(SourceTask):
             self._snapshots.enqueue(stream, self._stored[id(stream)], self.config.snapshot_delay_ms)
         for _skipped in range(len(self.streams) - len(snapshot_first)):  # Debezium: a start without a snapshot
             self._pending.extend(self._notifications.initial("SKIPPED"))
+            self._snapshots.skipped()
         if snapshot_first:
             return
         for stream in self.streams:
@@ -127,7 +128,7 @@ class MongoDbConnectorTask(SourceTask):
         stream.signal_collection = config.signal_data_collection
         stream.signals = SignalDispatcher(stream.client, settings, stream.events, self.tag, collections,
                                           getattr(self.context, "topic_readers", None), self._stored[id(stream)],
-                                          self._notifications)
+                                          self._notifications, self._snapshots.meter)
         return stream.signals
 
     def _make_stream(self, rs: str | None, uri: str, run_id: str) -> StreamCapture:
@@ -265,7 +266,8 @@ class MongoDbConnectorTask(SourceTask):
         """Debezium's snapshot metrics (context ``snapshot``) and streaming metrics of this task."""
         snapshots: SnapshotRunner | None = getattr(self, "_snapshots", None)
         metrics = getattr(self, "_metrics", None)
-        samples = ((snapshots.metrics() if snapshots is not None else [])
+        queue = metrics.queue_values() if metrics is not None else {}
+        samples = ((snapshots.metrics(queue) if snapshots is not None else [])
                    + (metrics.samples() if metrics is not None else []))
         config: MongoDbConfig | None = getattr(self, "config", None)
         tags = custom_labels(config.honoured.metric_tags) if config is not None else {}

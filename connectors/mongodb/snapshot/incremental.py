@@ -31,6 +31,7 @@ from connectors.mongodb.notifications import DISABLED, INCREMENTAL_SNAPSHOT, Not
 from connectors.mongodb.position import Position
 from connectors.mongodb.snapshot import incremental_state
 from connectors.mongodb.snapshot.bson_order import range_filter, sort_key
+from connectors.mongodb.snapshot.metrics import SnapshotMeter
 
 log = logging.getLogger(__name__)
 
@@ -52,10 +53,14 @@ class IncrementalSnapshot:
     """The running incremental snapshot of one task (driven by the polling thread)."""
 
     def __init__(self, client: Any, signal_ns: str, events: ChangeEventConverter, chunk_size: int, tag: str,
-                 delete_open: bool = False, notifications: NotificationService = DISABLED) -> None:
+                 delete_open: bool = False, notifications: NotificationService = DISABLED,
+                 meter: SnapshotMeter | None = None) -> None:
         """``delete_open``: close each window by deleting its open watermark (Debezium's ``INSERT_DELETE``
         watermarking strategy) rather than inserting a close watermark (``INSERT_INSERT``). ``notifications``:
-        Debezium's ``Incremental Snapshot`` notifications, whose records :meth:`take_notifications` hands over."""
+        Debezium's ``Incremental Snapshot`` notifications, whose records :meth:`take_notifications` hands over.
+        ``meter``: Debezium's snapshot metrics, which its incremental snapshot reports to (running, paused,
+        collections remaining, rows scanned per collection)."""
+        self._meter = meter or SnapshotMeter("", "")
         self._delete_open = delete_open
         self._notifications = notifications
         self._outbox: list[SourceRecord] = []
@@ -90,11 +95,14 @@ class IncrementalSnapshot:
         self.correlation_id = correlation_id or self.correlation_id
         was_running = self.running
         known = {p.ns for p in self._queue}
-        for ns in collections:
-            if ns not in known:
-                self._queue.append(_Pending(ns, dict(conditions.get(ns) or {})))
+        added = [ns for ns in dict.fromkeys(collections) if ns not in known]
+        for ns in added:
+            self._queue.append(_Pending(ns, dict(conditions.get(ns) or {})))
         if not was_running and self.running:
             self._notify("STARTED", {"data_collections": self._queued()})
+            self._meter.started(added)
+        elif added:
+            self._meter.added(added)
         log.info("[%s] Incremental snapshot of %s queued (%s collection(s) pending)", self._name,
                  ", ".join(collections), len(self._queue))
 
@@ -107,6 +115,8 @@ class IncrementalSnapshot:
             self._queue.clear()
         else:
             self._queue = [p for p in self._queue if p.ns not in collections]
+        if stopped and not self._queue:
+            self._meter.aborted()
         if not self._queue or (self._chunk_id and self._read_ahead not in self._queue):
             self._reset_window()
         log.info("[%s] Incremental snapshot stopped for %s", self._name, collections or "every collection")
@@ -116,12 +126,14 @@ class IncrementalSnapshot:
         if self.running and not self.paused:
             self.paused = True
             self._notify("PAUSED", {"data_collections": self._queued()})
+            self._meter.paused()
 
     def resume(self) -> None:
         """Read chunks again (a resume-snapshot signal)."""
         if self.running and self.paused:
             self.paused = False
             self._notify("RESUMED", {"data_collections": self._queued()})
+            self._meter.resumed()
 
     # --- notifications ---------------------------------------------------------------------------------------
 
@@ -166,6 +178,9 @@ class IncrementalSnapshot:
         self._queue = [_Pending(p.ns, dict(p.condition), p.started, p.after, p.has_max, p.maximum)
                        for p in state.queue]
         self.paused, self.correlation_id = state.paused, state.correlation_id
+        self._meter.started([p.ns for p in self._queue])
+        if self.paused:
+            self._meter.paused()
         log.info("[%s] Resuming the incremental snapshot of %s", self._name, [p.ns for p in self._queue])
 
     # --- the watermark algorithm --------------------------------------------------------------------------
@@ -226,8 +241,10 @@ class IncrementalSnapshot:
     def _finish(self, current: _Pending) -> None:
         if current in self._queue:
             self._queue.remove(current)
+        self._meter.collection_done(current.ns, current.rows)
         if not self._queue:
             self._notify("COMPLETED", {})
+            self._meter.completed()
             self.correlation_id = None
         log.info("[%s] Incremental snapshot of %s completed", self._name, current.ns)
 

@@ -92,6 +92,7 @@ class ParallelSnapshot:
         self._unhinted: set[str] = set()
         self.rows_scanned = 0
         self.rows_by_collection: dict[str, int] = {}  # Debezium's RowsScanned map, "<db>.<collection>" -> rows
+        self.last_emit_ms = 0  # wall-clock time of the last chunk emitted (MilliSecondsSinceLastEvent)
         self.started = time.monotonic()
         self.finished: float | None = None
         self._notifications = notifications
@@ -310,6 +311,7 @@ class ParallelSnapshot:
             held = self._events.snapshot_record(doc, db, coll, running)
         self.rows_scanned += len(docs)
         self.rows_by_collection[ns] = self.rows_by_collection.get(ns, 0) + len(docs)
+        self.last_emit_ms = time.time_ns() // 1_000_000
         stats = self._stats.get(ns)
         if stats is not None:
             stats.emitted += len(docs)

@@ -2,7 +2,7 @@
 ``snapshot.delay.ms``, resumed from a stored ``snapshot_progress``), a new one when a stream's position is lost
 under ``snapshot.mode=when_needed``, and blocking snapshots asked for by a signal. Each run is a
 :class:`ParallelSnapshot`; the stream resumes from the position taken before it. Also Debezium's snapshot
-metrics (context ``snapshot``) of the current or last run.
+metrics (context ``snapshot``: :mod:`.metrics`), which the incremental snapshot feeds too.
 """
 
 from __future__ import annotations
@@ -11,19 +11,19 @@ import logging
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from bson import json_util
 from pymongo.errors import PyMongoError
 
 from connect.api.errors import ConnectError
-from connect.api.metrics import Metric, debezium_metric
+from connect.api.metrics import Metric
 from connect.api.records import SourceRecord
 from connectors.mongodb import snapshot
 from connectors.mongodb.config import MongoDbConfig, SnapshotMode
 from connectors.mongodb.notifications import DISABLED, NotificationService
 from connectors.mongodb.position import Position
+from connectors.mongodb.snapshot.metrics import SnapshotMeter
 from connectors.mongodb.snapshot.parallel import ParallelSnapshot, SnapshotSettings
 from connectors.mongodb.snapshot.progress import SnapshotProgress
 from connectors.mongodb.streaming.capture import POLL_AWAIT_MS, StreamCapture, rs_label, watch_target
@@ -46,8 +46,8 @@ class SnapshotRunner:
         self._queue: list[tuple[StreamCapture, Mapping[str, Any] | None]] = []
         self._due: float | None = None
         self._running: ParallelSnapshot | None = None
-        self._last: ParallelSnapshot | None = None
         self._stopped = False
+        self.meter = SnapshotMeter(config.topic_prefix, task_id)
 
     @property
     def active(self) -> bool:
@@ -70,12 +70,16 @@ class SnapshotRunner:
             records = running.poll(POLL_AWAIT_MS / 1000)
         except Exception as exc:
             running.aborted()
+            self.meter.aborted()
+            if isinstance(exc, PyMongoError):
+                self.meter.disconnected()
             if self._stopped:
                 return None
             raise ConnectError(f"[{self._tag}] Snapshot failed: {exc}") from exc
         if records is None:
             running.stop()
-            self._running, self._last = None, running
+            self._running = None
+            self.meter.completed()
             streaming = self._config.snapshot_mode is not SnapshotMode.INITIAL_ONLY
             log.info("[%s] Snapshot completed in %.1f s%s", self._tag,
                      (running.finished or time.monotonic()) - running.started, "" if streaming else "; not streaming")
@@ -137,6 +141,7 @@ class SnapshotRunner:
                  self._tag, rs_label(stream), len(collections))
         self._running = ParallelSnapshot(stream.client, collections, stream.events, position, progress,
                                          self._settings(), self._tag, self._notifications)
+        self._track(self._running, collections)
         self._running.start()
 
     def start_blocking(self, stream: StreamCapture, request: SnapshotRequest) -> None:
@@ -149,32 +154,20 @@ class SnapshotRunner:
         log.info("[%s] Blocking snapshot of %s; streaming pauses", self._tag, ", ".join(request.conditions))
         self._running = ParallelSnapshot(stream.client, collections, stream.events, position, SnapshotProgress(),
                                          settings, self._tag, self._notifications)
+        self._track(self._running, collections)
         self._running.start()
 
-    def metrics(self) -> list[Metric]:
-        """Debezium's snapshot metrics (context ``snapshot``) of the current or last run."""
-        run = self._running or self._last
-        if run is None:
-            return []
-        end = run.finished or time.monotonic()
-        aborted = int(run.finished is None and self._stopped)
-        values = {"TotalTableCount": run.total_collections, "RemainingTableCount": run.remaining_collections,
-                  "SnapshotRunning": int(run.finished is None and not aborted),
-                  "SnapshotCompleted": int(run.finished is not None), "SnapshotAborted": aborted,
-                  "SnapshotPaused": 0, "SnapshotSkipped": 0, "SnapshotPausedDurationInSeconds": 0,
-                  "SnapshotDurationInSeconds": int(end - run.started), "TotalNumberOfEventsSeen": run.rows_scanned,
-                  "NumberOfEventsFiltered": 0,
-                  "NumberOfErroneousEvents": 0}
-        server, task = self._config.topic_prefix, int(self._task_id)
-        result = [debezium_metric(key, value, plugin="mongodb", server=server, context="snapshot", task=task,
-                                  kind="counter" if key.startswith(("TotalNumberOf", "NumberOf")) else "gauge")
-                  for key, value in values.items()]
-        # RowsScanned is a map per collection: Debezium's exporter rule labels each entry with ``table``
-        for ns, rows in sorted(run.rows_by_collection.items()):
-            metric = debezium_metric("RowsScanned", rows, plugin="mongodb", server=server, context="snapshot",
-                                     task=task)
-            result.append(replace(metric, labels={**metric.labels, "table": ns}))
-        return result
+    def _track(self, run: ParallelSnapshot, collections: list[tuple[str, str]]) -> None:
+        self.meter.started([f"{db}.{coll}" for db, coll in collections],
+                           lambda: (dict(run.rows_by_collection), run.remaining_collections, run.last_emit_ms))
+
+    def skipped(self) -> None:
+        """A stream starts without its initial snapshot (Debezium's ``SnapshotSkipped``)."""
+        self.meter.skipped()
+
+    def metrics(self, queue: Mapping[str, float]) -> list[Metric]:
+        """Debezium's snapshot metrics (context ``snapshot``); ``queue``: the queue attributes both contexts show."""
+        return self.meter.samples(queue)
 
     def stop(self) -> None:
         """Stop the running snapshot's threads without waiting; idempotent."""
@@ -183,3 +176,4 @@ class SnapshotRunner:
         if running is not None:
             running.stop(timeout=0)
             running.aborted()
+            self.meter.aborted()

@@ -10,6 +10,7 @@ The position is the change stream's resume token: after the last event taken, or
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -87,6 +88,8 @@ class StreamCapture:
         self._merger = FragmentMerger()
         self._ops: list[str] = []  # the operations and source.ts_ms of the events emitted by this take
         self._stamps: list[int] = []
+        # and, with Debezium's advanced metrics (internal.advanced.metrics.enable), their collections
+        self._namespaces: list[str] | None = [] if config.honoured.advanced_metrics else None
         self._fetcher: ChangeStreamFetcher | None = None
         self.signals: SignalDispatcher | None = None  # set by the task on its only stream, with:
         self.signal_collection: str | None = None  # always captured: its inserts are signals and watermarks
@@ -171,23 +174,30 @@ class StreamCapture:
         """The records of up to ``max_events`` events (raises the stream's error after the events before it)."""
         assert self._fetcher is not None
         records: list[SourceRecord] = []
+        asked = time.monotonic()
         events = self._fetcher.take(max_events, timeout)
+        took_ms = int((time.monotonic() - asked) * 1000)
         if not events:
-            self.metrics.poll(empty=True)
+            self.metrics.poll(True, took_ms)
+        elif POSITION not in events[-1]:
+            self.metrics.poll(False, took_ms)
         try:
             for event in events:
                 if POSITION in event:
                     if not self._merger.pending:
                         self.resume_token, self._last_event = event[POSITION], None
-                    self.metrics.poll(empty=True)
+                    self.metrics.poll(True, took_ms)
                     continue
                 whole = self._merger.add(event)
                 if whole is not None:
                     self._emit(whole, records)
         finally:
             if self._ops:
-                self.metrics.events(self._ops, self._stamps)
+                namespaces = self._namespaces
+                self.metrics.events(self._ops, self._stamps, namespaces)
                 self._ops, self._stamps = [], []
+                if namespaces is not None:
+                    self._namespaces = []
         position = self.position() if self.heartbeat.due() else None
         if position is not None:
             records.append(self.heartbeat.record(position))
@@ -234,6 +244,8 @@ class StreamCapture:
         records.extend(converted)
         self._ops.append(op)  # counted once per take (StreamingMetrics.events)
         self._stamps.append(ts_ms)
+        if self._namespaces is not None:
+            self._namespaces.append(f"{db}.{coll}")
 
     def _convert(self, event: dict[str, Any], *block: Any) -> list[SourceRecord] | None:
         """The event's records; None when it cannot be converted and ``event.processing.failure.handling.mode``

@@ -2,8 +2,13 @@
 by the worker on ``GET /metrics`` as ``debezium_metrics_<Name>{plugin="mongodb",name=<topic.prefix>,
 context="streaming",task=<id>}``.
 
-String-valued JMX attributes (``LastEvent``, ``SourceEventPosition``, ``LastTransactionId``, ``CapturedTables``)
-have no Prometheus sample; their times and counts are exposed instead.
+String-valued JMX attributes (``LastEvent``, ``SourceEventPosition``, ``LastTransactionId``) and the
+``CapturedTables`` array have no Prometheus sample: the JMX exporter rules of Debezium's examples export numbers
+only (a string attribute without a ``value:`` rule is dropped). With ``internal.advanced.metrics.enable=true``
+(Debezium's advanced metrics) the create, update and delete events are also counted per collection, the maps
+``NumberOfCreateEventsSeen``/``NumberOfUpdateEventsSeen``/``NumberOfDeleteEventsSeen`` with the collection as the
+``table`` label (as the exporter labels a map's keys); MongoDB has no truncate events, so
+``NumberOfTruncateEventsSeen`` stays an empty map there as in Debezium.
 """
 
 from __future__ import annotations
@@ -11,11 +16,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 from connect.api.metrics import Metric, debezium_metric
 
 OPERATION_METRICS = {"c": "TotalNumberOfCreateEventsSeen", "u": "TotalNumberOfUpdateEventsSeen",
                      "d": "TotalNumberOfDeleteEventsSeen"}
+PER_COLLECTION = {"c": "NumberOfCreateEventsSeen", "u": "NumberOfUpdateEventsSeen", "d": "NumberOfDeleteEventsSeen"}
+QUEUE_METRICS = ("QueueTotalCapacity", "QueueRemainingCapacity", "MaxQueueSizeInBytes", "CurrentQueueSizeInBytes")
 
 
 class StreamingMetrics:
@@ -35,20 +43,23 @@ class StreamingMetrics:
         self.counts = {name: 0 for name in ("TotalNumberOfEventsSeen", "NumberOfEventsFiltered",
                                             "NumberOfErroneousEvents", "NumberOfDisconnects",
                                             "NumberOfPrimaryElections", "NumberOfEmptyPolls",
-                                            "NumberOfCommittedTransactions", "NumberOfUnchangedEventsSkipped",
-                                            *OPERATION_METRICS.values())}
+                                            "NumberOfCommittedTransactions", *OPERATION_METRICS.values())}
+        # skip.messages.without.change is refused here (never true): Debezium leaves this counter at -1 then
+        self.counts["NumberOfUnchangedEventsSkipped"] = -1
+        self.per_collection: dict[tuple[str, str], int] = {}  # (operation, "db.collection") -> events
         self._last_event_ms = 0
-        self._last_empty_poll_ms = 0
-        self._last_poll_ms = 0
+        self._last_empty_poll_ms = 0  # how long the last poll without an event took, as Debezium measures it
+        self._last_poll_ms = 0  # how long the last poll that returned events took
         self._behind: int | None = None
         self._behind_min: int | None = None
         self._behind_max: int | None = None
         self._behind_sum = 0
         self._behind_n = 0
 
-    def events(self, ops: list[str], source_ts_ms: list[int]) -> None:
+    def events(self, ops: list[str], source_ts_ms: list[int], namespaces: list[str] | None = None) -> None:
         """Data events were emitted by one poll: each one's operation and ``source.ts_ms`` (0: unknown), in
-        order. Counted together, at the poll's end (one clock read and one lock per poll, not per event)."""
+        order, and with the advanced metrics each one's ``db.collection``. Counted together, at the poll's end (one
+        clock read and one lock per poll, not per event)."""
         now = time.time_ns() // 1_000_000
         stamps = [ts for ts in source_ts_ms if ts]
         with self._lock:
@@ -56,6 +67,11 @@ class StreamingMetrics:
             counts["TotalNumberOfEventsSeen"] += len(ops)
             for op, name in OPERATION_METRICS.items():
                 counts[name] += ops.count(op)
+            if namespaces is not None:
+                per = self.per_collection
+                for op, ns in zip(ops, namespaces, strict=True):
+                    if op in PER_COLLECTION:
+                        per[(op, ns)] = per.get((op, ns), 0) + 1
             self._last_event_ms = now
             if stamps:
                 newest, oldest = max(stamps), min(stamps)
@@ -72,14 +88,22 @@ class StreamingMetrics:
         with self._lock:
             self.counts[name] = self.counts.get(name, 0) + amount
 
-    def poll(self, empty: bool) -> None:
-        """A poll of the change stream returned (``empty``: without an event)."""
-        now = time.time_ns() // 1_000_000
+    def poll(self, empty: bool, took_ms: int = 0) -> None:
+        """A poll of the change stream returned after ``took_ms`` (``empty``: without an event); Debezium's
+        ``LastEmptyPollTime``/``LastSourceEventPollTime`` are such durations, not times of day."""
         with self._lock:
-            self._last_poll_ms = now
             if empty:
-                self._last_empty_poll_ms = now
+                self._last_empty_poll_ms = took_ms
                 self.counts["NumberOfEmptyPolls"] += 1
+            else:
+                self._last_poll_ms = took_ms
+
+    def queue_values(self) -> dict[str, float]:
+        """The queue attributes (Debezium's snapshot and streaming contexts both show the one queue)."""
+        queued = self._queued()
+        return {"QueueTotalCapacity": float(self._queue_capacity),
+                "QueueRemainingCapacity": float(max(self._queue_capacity - queued, 0)),
+                "MaxQueueSizeInBytes": float(self._queue_bytes), "CurrentQueueSizeInBytes": float(self._queued_bytes())}
 
     def samples(self) -> list[Metric]:
         now = time.time_ns() // 1_000_000
@@ -94,12 +118,14 @@ class StreamingMetrics:
                                                               if self._behind_n else 0.0)
             values["LastEmptyPollTime"] = float(self._last_empty_poll_ms)
             values["LastSourceEventPollTime"] = float(self._last_poll_ms)
-        queued = self._queued()
-        values["QueueTotalCapacity"] = float(self._queue_capacity)
-        values["QueueRemainingCapacity"] = float(max(self._queue_capacity - queued, 0))
-        values["MaxQueueSizeInBytes"] = float(self._queue_bytes)
-        values["CurrentQueueSizeInBytes"] = float(self._queued_bytes())
+            per_collection = sorted(self.per_collection.items())
+        values.update(self.queue_values())
         counters = set(self.counts)
-        return [debezium_metric(name, value, plugin="mongodb", server=self._server, context="streaming",
-                                task=self._task, kind="counter" if name in counters else "gauge")
-                for name, value in sorted(values.items())]
+        result = [debezium_metric(name, value, plugin="mongodb", server=self._server, context="streaming",
+                                  task=self._task, kind="counter" if name in counters else "gauge")
+                  for name, value in sorted(values.items())]
+        for (op, ns), count in per_collection:
+            metric = debezium_metric(PER_COLLECTION[op], count, plugin="mongodb", server=self._server,
+                                     context="streaming", task=self._task, kind="counter")
+            result.append(replace(metric, labels={**metric.labels, "table": ns}))
+        return result

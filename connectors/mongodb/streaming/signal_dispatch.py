@@ -25,6 +25,7 @@ from connectors.mongodb.event_converter import ChangeEventConverter
 from connectors.mongodb.notifications import DISABLED, NotificationService
 from connectors.mongodb.position import Position
 from connectors.mongodb.snapshot.incremental import IncrementalSnapshot
+from connectors.mongodb.snapshot.metrics import SnapshotMeter
 from connectors.mongodb.streaming import signals
 from connectors.mongodb.streaming.raw_events import plain
 from connectors.mongodb.streaming.signals import Signal, SignalError, SnapshotRequest
@@ -54,7 +55,9 @@ class SignalDispatcher:
 
     def __init__(self, client: Any, settings: SignalSettings, events: ChangeEventConverter, tag: str,
                  collections: Callable[[], list[str]], readers: TopicReaders | None,
-                 stored: Mapping[str, Any] | None, notifications: NotificationService = DISABLED) -> None:
+                 stored: Mapping[str, Any] | None, notifications: NotificationService = DISABLED,
+                 meter: SnapshotMeter | None = None) -> None:
+        """``meter``: the snapshot metrics the incremental snapshot reports to, as Debezium's does."""
         self._settings = settings
         self._name = tag  # "<connector>|task-<n>", the prefix of every log line
         self._collections = collections
@@ -62,7 +65,7 @@ class SignalDispatcher:
         self.incremental: IncrementalSnapshot | None = None
         if settings.data_collection:
             self.incremental = IncrementalSnapshot(client, settings.data_collection, events, settings.chunk_size,
-                                                   tag, settings.delete_open_watermark, notifications)
+                                                   tag, settings.delete_open_watermark, notifications, meter)
             self.incremental.restore(stored)
         self._reader: TopicReader | None = None
         self._signal_offset = Position.from_offset(stored).signal_offset if stored else None

@@ -49,6 +49,7 @@ class _Run:
         self.finished: float | None = None  # as ParallelSnapshot: None while it runs
         self.total_collections = self.remaining_collections = self.rows_scanned = 0
         self.rows_by_collection: dict[str, int] = {}
+        self.last_emit_ms = 0
         _Run.runs.append(self)
 
     def start(self) -> None:
@@ -95,7 +96,7 @@ def test_streams_are_snapshotted_one_after_the_other(runner: snapshot_runner.Sna
     assert [run.client for run in _Run.runs] == [first.client, second.client]
     assert all(run.settings.threads == 3 for run in _Run.runs)
     assert first.resume_token == {"_data": "00"} and first.start_at is None
-    assert not runner.active and runner.metrics()
+    assert not runner.active and runner.metrics({})
 
 
 def test_an_interrupted_snapshot_resumes_from_its_stored_progress(runner: snapshot_runner.SnapshotRunner) -> None:
