@@ -56,6 +56,7 @@ class WorkerGroupMember:
         self.protocols = protocols
         self.assignor = assignor
         self.on_assigned = on_assigned
+        self.client_id = client_id
         self._client = KafkaNetClient(**_client_configs(settings), client_id=client_id)
         try:
             version = self._client.check_version(timeout_ms=30_000)

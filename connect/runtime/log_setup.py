@@ -28,16 +28,7 @@ from connect.runtime import loggers
 
 PATTERN = "[%(asctime)s] %(log4j_level)s %(connector_context)s%(message)s (%(name)s) [%(threadName)s]"
 
-#: Java logger names an operator knows -> the modules of this worker they stand for.
-ALIASES: dict[str, tuple[str, ...]] = {
-    "org.apache.kafka.connect": ("connect", "rest", "converters"),
-    "org.apache.kafka.connect.runtime": ("connect.runtime",),
-    "org.apache.kafka.connect.runtime.rest": ("rest",),
-    "org.apache.kafka.clients": ("kafka", "connect.runtime.rdkafka_producer"),
-    "org.apache.kafka": ("kafka",),
-    "io.debezium": ("connectors.mongodb",),
-    "io.debezium.connector.mongodb": ("connectors.mongodb",),
-}
+ALIASES = loggers.ALIASES  # Java logger names an operator knows -> the modules of this worker they stand for
 
 _context = threading.local()
 _HANDLER_NAME = "pyconnect"

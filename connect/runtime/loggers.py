@@ -28,7 +28,8 @@ Semantics follow Connect's ``Loggers``:
 - one logger reports its effective level, or nothing when no such logger exists (it is never created by a read);
 - setting a level sets it explicitly on the named logger (created if need be) and on every existing descendant
   (all loggers for ``root``), and answers all their names, sorted; ``last_modified`` moves only for a logger
-  whose effective level actually changed.
+  whose effective level actually changed. A Java name of :data:`ALIASES` also sets the modules it stands for
+  (``org.apache.kafka.clients``: kafka-python's ``kafka`` and the librdkafka producers' logger), as at start-up.
 
 One deviation: Connect selects descendants with a plain string prefix (``org.apache.kafka.connect`` also catches
 ``org.apache.kafka.connectfoo``); here a descendant is a logger below the name in the dotted hierarchy, because this
@@ -61,6 +62,17 @@ LEVELS: dict[str, int] = {
     "DEBUG": logging.DEBUG,
     "TRACE": TRACE,
     "ALL": ALL,
+}
+
+#: Java logger names an operator knows -> the modules of this worker they stand for (at start-up and at run time).
+ALIASES: dict[str, tuple[str, ...]] = {
+    "org.apache.kafka.connect": ("connect", "rest", "converters"),
+    "org.apache.kafka.connect.runtime": ("connect.runtime",),
+    "org.apache.kafka.connect.runtime.rest": ("rest",),
+    "org.apache.kafka.clients": ("kafka", "connect.runtime.rdkafka_producer"),
+    "org.apache.kafka": ("kafka",),
+    "io.debezium": ("connectors.mongodb",),
+    "io.debezium.connector.mongodb": ("connectors.mongodb",),
 }
 
 if logging.getLevelName(TRACE) == f"Level {TRACE}":
@@ -142,9 +154,12 @@ class Loggers:
             targets = dict(self._existing())
             targets[ROOT_LOGGER_NAME] = self._root()
         else:
-            prefix = namespace + "."
-            targets = {name: logger for name, logger in self._existing().items() if name.startswith(prefix)}
-            targets[namespace] = self._get(namespace)
+            targets = {}
+            existing = self._existing()
+            for name in (namespace, *ALIASES.get(namespace, ())):  # a Java name also sets the modules it stands for
+                prefix = name + "."
+                targets.update({other: logger for other, logger in existing.items() if other.startswith(prefix)})
+                targets[name] = self._get(name)
         now = self._clock()
         with self._lock:
             before = {name: logger.getEffectiveLevel() for name, logger in targets.items()}

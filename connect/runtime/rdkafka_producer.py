@@ -22,8 +22,10 @@ from typing import TYPE_CHECKING, Any, cast
 import confluent_kafka
 
 from connect.api.errors import ConnectError, RetriableError
+from connect.api.metrics import Metric
 from connect.kafka_clients.librdkafka import security_config
 from connect.runtime import log_setup
+from connect.runtime.producer_metrics import ProducerStatistics
 
 if TYPE_CHECKING:
     from connect.runtime.worker_source_task import DeliveryCallback
@@ -49,7 +51,7 @@ _RENAMED: dict[str, tuple[str, Callable[[str], str]]] = {
 # Keys Connect itself fixes for source-task producers, or that only matter to the Java client.
 _IGNORED = frozenset({
     "key.serializer", "value.serializer", "partitioner.ignore.keys", "metric.reporters", "metrics.num.samples",
-    "metrics.recording.level", "metrics.sample.window.ms", "auto.include.jmx.reporter", "interceptor.classes",
+    "metrics.recording.level", "auto.include.jmx.reporter", "interceptor.classes",
     "enable.metrics.push", "partitioner.adaptive.partitioning.enable", "partitioner.availability.timeout.ms",
 })
 # Client tuning librdkafka has no equivalent of: harmless to leave out, but said once.
@@ -67,6 +69,9 @@ def rdkafka_config(settings: Mapping[str, Any]) -> tuple[dict[str, str], float]:
         "partitioner": "murmur2_random",  # Java's partitioning of keyed records
         "message.max.bytes": "1048576",  # Java's max.request.size default
         "queue.buffering.max.kbytes": "32768",  # Java's buffer.memory default: at most 32 MiB unacknowledged
+        # the statistics the producer metrics are read from, every Java sample window (metrics.sample.window.ms:
+        # 30 s by default; 0 turns them off)
+        "statistics.interval.ms": "30000",
     }
     max_block = 60.0
     config.update(security_config(settings))  # security.protocol, sasl.*, ssl.*: checked as for kafka-python
@@ -79,6 +84,8 @@ def rdkafka_config(settings: Mapping[str, Any]) -> tuple[dict[str, str], float]:
         elif key in _RENAMED:
             name, convert = _RENAMED[key]
             config[name] = convert(value)
+        elif key == "metrics.sample.window.ms":
+            config["statistics.interval.ms"] = value
         elif key == "max.block.ms":
             max_block = int(value) / 1000
         elif key == "partitioner.class":
@@ -139,8 +146,12 @@ class RdKafkaProducer:
         config, self._max_block = rdkafka_config(settings)
         self._client_id = config.get("client.id", "")
         self._max_request_size = int(config["message.max.bytes"])
+        self._statistics = ProducerStatistics(self._client_id)
+        callbacks: dict[str, Any] = {"error_cb": self._on_error}
+        if int(config["statistics.interval.ms"]) > 0:  # librdkafka hands them to poll(): the acks thread
+            callbacks["stats_cb"] = self._statistics.record
         try:  # librdkafka's own log lines and errors go through Python logging, not stderr
-            self._producer = confluent_kafka.Producer(config, logger=log, error_cb=self._on_error)
+            self._producer = confluent_kafka.Producer(config, logger=log, **callbacks)
         except confluent_kafka.KafkaException as exc:
             raise ConnectError(f"Invalid producer settings: {exc}") from exc
         self._closed = threading.Event()
@@ -209,6 +220,10 @@ class RdKafkaProducer:
                 if isinstance(error, confluent_kafka.KafkaError):
                     raise _exception(error) from exc
                 raise ConnectError(str(exc)) from exc
+
+    def metrics(self) -> list[Metric]:
+        """The producer's metrics from librdkafka's last statistics (:mod:`connect.runtime.producer_metrics`)."""
+        return self._statistics.samples()
 
     @staticmethod
     def failure(error: Any) -> BaseException:
@@ -291,6 +306,7 @@ def fence_producers(settings: Mapping[str, Any], transactional_ids: list[str], t
     ``InitProducerId`` for each id bumps its epoch, so an older producer with the id can no longer write or commit,
     and the transaction it left open is aborted."""
     config, _ = rdkafka_config(settings)
+    config.pop("statistics.interval.ms")  # nothing reads them
     for txn_id in transactional_ids:
         producer = confluent_kafka.Producer({**config, "transactional.id": txn_id, "enable.idempotence": "true"},
                                             logger=log)

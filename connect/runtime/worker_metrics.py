@@ -1,8 +1,10 @@
 """The worker's metrics, as Kafka Connect's ``connect-worker-metrics``, ``connect-worker-rebalance-metrics``,
-``connector-metrics`` MBeans are named by Strimzi's Prometheus JMX exporter rules
-(``packaging/examples/metrics/kafka-connect-metrics.yaml``): ``kafka_connect_worker_*`` (per connector with a
+``connector-metrics`` and ``connect-coordinator-metrics`` MBeans are named by Strimzi's Prometheus JMX exporter
+rules (``packaging/examples/metrics/kafka-connect-metrics.yaml``): ``kafka_connect_worker_*`` (per connector with a
 ``connector`` label), ``kafka_connect_worker_rebalance_*``, ``kafka_connect_connector_status{connector,status}``
-and its ``connector_class``/``connector_type``/``connector_version`` siblings, ``kafka_connect_coordinator_*``.
+and its ``connector_class``/``connector_type``/``connector_version`` siblings, and
+``kafka_connect_coordinator_assigned_connectors``/``_assigned_tasks{clientid}`` (the MBean has a ``client-id``
+key, so the rules' generic ``client-id`` rule names it, with the label lower-cased).
 
 String attributes become a sample of value 1 with the string as a label, as those rules do; states are lower case,
 as Connect's metrics report them.
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from connect.api.metrics import Metric
@@ -58,6 +60,12 @@ class RebalanceMetrics:
     _last_done: float | None = None
     _times_ms: list[float] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _client_id: str = ""
+    _assigned: Callable[[], tuple[int, int]] | None = None
+
+    def assigned_to(self, client_id: str, assigned: Callable[[], tuple[int, int]]) -> None:
+        """Where ``connect-coordinator-metrics`` reads this member's assignment: (connectors, tasks)."""
+        self._client_id, self._assigned = client_id, assigned
 
     def started(self) -> None:
         """The group began a rebalance."""
@@ -99,6 +107,13 @@ class RebalanceMetrics:
             if self.protocol:
                 result.append(Metric(prefix + "connect_protocol", 1.0, {"connect_protocol": self.protocol},
                                      "untyped", "The Connect protocol the group runs."))
+        if self._assigned is not None:
+            connectors, tasks = self._assigned()
+            labels = {"clientid": self._client_id}
+            result += [Metric("kafka_connect_coordinator_assigned_connectors", connectors, labels,
+                              help="Connectors assigned to this member of the group."),
+                       Metric("kafka_connect_coordinator_assigned_tasks", tasks, labels,
+                              help="Tasks assigned to this member of the group.")]
         return result
 
 

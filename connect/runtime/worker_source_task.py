@@ -230,6 +230,9 @@ class WorkerSourceTask:
     def metrics(self) -> list[Metric]:
         """Connect's task metrics (:mod:`connect.runtime.task_metrics`) plus the task's own."""
         own = self.task_metrics.samples(self._errors.metrics())
+        producer_metrics = getattr(self._producer, "metrics", None)  # librdkafka's producer has them
+        if producer_metrics is not None:
+            own += producer_metrics()
         try:
             return own + list(self._task.metrics())
         except Exception:

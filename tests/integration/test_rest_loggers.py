@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import pytest
 
-from tests.integration.support import Worker
+import stack as stack_mod
+from tests.integration.support import Worker, create_connector, unique
 
 pytestmark = pytest.mark.integration
 
@@ -62,3 +64,29 @@ def test_bad_requests(worker: Worker) -> None:
     invalid = worker.http.put("/admin/loggers/connect", json={"level": "LOUD"})
     assert invalid.status_code == 404
     assert invalid.json() == {"error_code": 404, "message": "invalid log level 'LOUD'."}
+
+
+def test_a_java_client_name_reaches_the_librdkafka_producer_logger_at_run_time(worker: Worker, stack: Any) -> None:
+    """``org.apache.kafka.clients`` set through the REST API also sets the librdkafka producers' logger, as the
+    same name does at start-up: a task producer that cannot reach its broker then logs its DEBUG lines."""
+    name = unique("rdlog-")
+    create_connector(worker, name, {
+        "connector.class": "MongoDbConnector", "mongodb.connection.string": stack.mongo_uri,
+        "topic.prefix": unique("rdlog"), "collection.include.list": f"{unique('rdlogdb_')}.c",
+        "producer.override.bootstrap.servers": f"127.0.0.1:{stack_mod.free_port()}"})
+    reply = worker.http.put("/admin/loggers/org.apache.kafka.clients", json={"level": "DEBUG"})
+    try:
+        assert reply.status_code == 200, reply.text
+        assert "connect.runtime.rdkafka_producer" in reply.json() and "kafka" in reply.json()
+        level = worker.http.get("/admin/loggers/connect.runtime.rdkafka_producer").json()
+        assert level["level"] == "DEBUG"
+        deadline, found = time.monotonic() + 60, False
+        while time.monotonic() < deadline and not found:
+            text = worker.process.log_path.read_text(errors="replace")
+            found = any(" DEBUG " in line and f"[{name}|task-0]" in line and "(connect.runtime.rdkafka_producer)"
+                        in line for line in text.splitlines())
+            time.sleep(0.5)
+        assert found, "no DEBUG line of the task's librdkafka producer"
+    finally:
+        worker.http.put("/admin/loggers/org.apache.kafka.clients", json={"level": "WARN"})
+        worker.http.delete(f"/connectors/{name}")

@@ -30,6 +30,7 @@ class ScriptedMember:
         self.view: ClusterView | None = None
         self.script: list[tuple[str, gp.Assignment]] = []
         self.rebalancing = False
+        self.client_id = "connect-me:8083"
         self.rejoins = 0
         self.generation = 0
         self.stopped = False

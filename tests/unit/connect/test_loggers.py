@@ -107,7 +107,7 @@ def test_set_level_covers_descendants_not_prefix_siblings(manager: logging.Manag
 def test_set_level_creates_the_namespace_logger(manager: logging.Manager, loggers: Loggers, clock: Clock) -> None:
     manager.getLogger("org.apache.kafka.connect.runtime.Worker")
     assert loggers.set_level("org.apache.kafka", "TRACE") == [
-        "org.apache.kafka", "org.apache.kafka.connect.runtime.Worker"]
+        "kafka", "org.apache.kafka", "org.apache.kafka.connect.runtime.Worker"]  # kafka: the module it stands for
     level = loggers.level("org.apache.kafka")
     assert level is not None and level.to_json() == {"level": "TRACE", "last_modified": clock.now}
     assert manager.getLogger("org.apache.kafka.connect.runtime.Worker").isEnabledFor(TRACE)
@@ -159,3 +159,11 @@ def test_invalid_level_raises(loggers: Loggers) -> None:
 
 def test_default_instance_is_shared() -> None:
     assert mod.default_loggers() is mod.default_loggers()
+
+
+def test_a_java_name_also_sets_the_modules_it_stands_for(manager: logging.Manager, loggers: Loggers) -> None:
+    producer = manager.getLogger("connect.runtime.rdkafka_producer")  # librdkafka's lines come through it
+    changed = loggers.set_level("org.apache.kafka.clients", "ERROR")
+    assert changed == ["connect.runtime.rdkafka_producer", "kafka", "org.apache.kafka.clients"]
+    assert producer.getEffectiveLevel() == logging.ERROR
+    assert manager.getLogger("kafka").getEffectiveLevel() == logging.ERROR
