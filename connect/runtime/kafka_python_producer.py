@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from connect import clients
 from connect.api.errors import RetriableError
+from connect.api.metrics import Metric
+from connect.runtime.producer_metrics import java_client_samples
 
 if TYPE_CHECKING:
     from connect.runtime.worker_source_task import DeliveryCallback
@@ -36,6 +38,11 @@ class KafkaPythonProducer:
         if on_done is not None:
             future.add_callback(on_done, None)
             future.add_errback(on_done)
+
+    def metrics(self) -> list[Metric]:
+        """kafka-python's producer metrics (the Java producer's names) as Strimzi's rules export them."""
+        raw = self._producer.metrics(raw=True) or {}
+        return java_client_samples((key.group, key.name, key.tags, metric.value()) for key, metric in raw.items())
 
     @staticmethod
     def failure(error: Any) -> BaseException:

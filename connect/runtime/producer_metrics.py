@@ -1,7 +1,9 @@
-"""A source task's producer metrics from librdkafka's statistics, named as Strimzi's Prometheus JMX exporter rules
-name the Java producer's ``producer-metrics``, ``producer-topic-metrics`` and ``producer-node-metrics`` MBeans
+"""A source task's producer metrics, named as Strimzi's Prometheus JMX exporter rules name the Java producer's
+``producer-metrics``, ``producer-topic-metrics`` and ``producer-node-metrics`` MBeans
 (``kafka_producer_*{clientid}``, ``kafka_producer_topic_*{clientid,topic}``, ``kafka_producer_node_*{clientid,
-nodeid}``), where a statistic means the same as the Java attribute.
+nodeid}``): from librdkafka's statistics (the default producer) where a statistic means the same as the Java
+attribute, and from kafka-python's own metrics (``producer.client.library=kafka-python``), which carry the Java
+producer's names and are exported through the same rules (:func:`java_client_samples`).
 
 librdkafka emits its statistics as a JSON document every ``statistics.interval.ms`` (set from the Java producer's
 ``metrics.sample.window.ms``, 30 s by default: the window of its averages, as Java's sample window). The callback
@@ -14,6 +16,7 @@ export no ``producer-metrics`` rate or ``-max`` attribute, so neither do we.
 from __future__ import annotations
 
 import json
+import re
 import time
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -131,3 +134,34 @@ def _topic_totals(topic: Mapping[str, Any]) -> tuple[float, float]:
     partitions = (topic.get("partitions") or {}).values()
     return (float(sum(int(p.get("txmsgs", 0)) for p in partitions)),
             float(sum(int(p.get("txbytes", 0)) for p in partitions)))
+
+
+# Strimzi's rules for the producer's MBeans: (group, attribute pattern, kind) -> kafka_<group without -metrics>_<name>
+_RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
+    ("producer-topic-metrics", re.compile(r".+-total"), "counter"),
+    ("producer-topic-metrics", re.compile(r"compression-rate|.+-avg|.+rate"), "gauge"),
+    ("producer-node-metrics", re.compile(r".+-total"), "counter"),
+    ("producer-node-metrics", re.compile(r".+-avg|.+-rate"), "gauge"),
+    ("producer-metrics", re.compile(r".+-total"), "counter"),
+    ("producer-metrics", re.compile(r".+-avg|.+-bytes|.+-count|.+-ratio|.+-age|.+-flight|.+-threads|.+-ago"), "gauge"),
+)
+_LABELS = {"client-id": "clientid", "node-id": "nodeid", "topic": "topic"}
+
+
+def java_client_samples(metrics: Iterable[tuple[str, str, Mapping[str, str], float]]) -> list[Metric]:
+    """Java-named client metrics ``(group, name, tags, value)`` as Strimzi's rules export them: the first rule of
+    the group whose pattern matches the whole name gives the kind; a name no rule matches is not exported (as
+    kafka-python keeps rates where Java also keeps totals, its ``producer-metrics`` show no ``-total``)."""
+    result = []
+    for full_group, name, tags, number in metrics:
+        group, _, suffix = full_group.partition(".")  # kafka-python: producer-topic-metrics.<topic>, ...node-<id>
+        labels = {_LABELS[k]: str(v) for k, v in tags.items() if k in _LABELS}
+        if suffix:
+            labels.setdefault("topic" if group == "producer-topic-metrics" else "nodeid", suffix)
+        for rule_group, pattern, kind in _RULES:
+            if rule_group == group and pattern.fullmatch(name):
+                family = f"kafka_{group.removesuffix('-metrics')}_{name}".replace("-", "_")
+                result.append(Metric(family, float(number), labels, "counter" if kind == "counter" else "gauge",
+                                     f"Kafka producer {group} {name}."))
+                break
+    return result

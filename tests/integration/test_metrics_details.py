@@ -138,3 +138,25 @@ def test_snapshot_metrics_follow_skip_pause_resume_and_completion(worker: Worker
     assert value(found, "debezium_metrics_RowsScanned", **snapshot, table=f"{db}.items") == 600
     assert number(found, "debezium_metrics_SnapshotPausedDurationInSeconds", **snapshot) >= 0
     assert number(found, "debezium_metrics_MilliSecondsSinceLastEvent", **snapshot) >= 0
+
+
+def test_kafka_python_producer_metrics_keep_the_java_names(worker: Worker, stack: Any, mongo: Any) -> None:
+    name, prefix, db = unique("kpmet-"), unique("kpmet"), unique("kpmetdb_")
+    create_connector(worker, name, {
+        "connector.class": "MongoDbConnector", "mongodb.connection.string": stack.mongo_uri, "topic.prefix": prefix,
+        "collection.include.list": f"{db}.c", "producer.override.client.library": "kafka-python"})
+    mongo[db].c.insert_many([{"_id": n} for n in range(5)])
+    topic = f"{prefix}.{db}.c"
+    read_topic(stack.kafka_bootstrap, topic, 5)
+    client = {"clientid": f"connector-producer-{name}-0"}
+    found = _scrape_until(worker, lambda found: (value(found, "kafka_producer_topic_record_send_rate", **client,
+                                                       topic=topic) or 0) > 0)
+    # kafka-python keeps the Java names, with rates and averages but no totals: exported as Strimzi's rules do
+    assert number(found, "kafka_producer_topic_record_send_rate", **client, topic=topic) > 0
+    assert number(found, "kafka_producer_topic_byte_rate", **client, topic=topic) > 0
+    assert number(found, "kafka_producer_record_queue_time_avg", **client) >= 0
+    assert number(found, "kafka_producer_batch_size_avg", **client) > 0
+    assert "kafka_producer_record_send_rate" not in found  # Strimzi's rules export no producer-metrics rate
+    nodes = [labels["nodeid"] for labels, _ in found.get("kafka_producer_node_outgoing_byte_rate", [])
+             if labels["clientid"] == client["clientid"]]
+    assert nodes and all(node.startswith("node-") for node in nodes)
