@@ -25,14 +25,15 @@ def test_every_dashboard_query_names_exported_series(worker: Worker, stack: Any,
     mongo[db].orders.update_one({"_id": 1}, {"$set": {"item": "changed"}})
     read_topic(stack.kafka_bootstrap, f"{prefix}.{db}.orders", 21)
     labels: dict[str, set[str]] = {}
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 90  # the producer's statistics come every 30 s (metrics.sample.window.ms)
     while time.monotonic() < deadline:
         labels = {}
         for family in text_string_to_metric_families(worker.http.get("/metrics").text):
             for sample in family.samples:
                 labels.setdefault(sample.name, set()).update(sample.labels)
         if "kafka_connect_connector_task_offset_commit_avg_time_ms" in labels \
-                and "debezium_metrics_MilliSecondsBehindSource" in labels:
+                and "debezium_metrics_MilliSecondsBehindSource" in labels \
+                and "kafka_producer_request_latency_avg" in labels:
             break
         time.sleep(0.5)
     checked = 0
