@@ -85,7 +85,8 @@ KEYS: tuple[DebeziumKey, ...] = (
                                                              "anyway"),
     _k("connection.validation.timeout.ms", _L, "60000", IG,
        "validation checks the config without connecting to MongoDB"),
-    _k("statistics.metrics.enabled", _B, "true", IG, "the metrics are always exported"),
+    _k("statistics.metrics.enabled", _B, "true", H,
+       "the quantiles of the lag behind the source (MilliSecondsBehindSourceP50, P95, P99)"),
     _k("guardrail.collections.max", _I, "0", IG, "no limit on the number of captured collections is checked"),
     _k("guardrail.collections.limit.action", _S, "warn", IG, "see guardrail.collections.max"),
     _k("snapshot.max.threads.multiplier", _I, "1", IG, "collections are split into _id ranges by "
@@ -290,6 +291,7 @@ class HonouredOptions:
     truststore_password: str | None = None
     keystore_type: str = "PKCS12"
     advanced_metrics: bool = False
+    statistics_metrics: bool = True
 
     @classmethod
     def parse(cls, props: Mapping[str, str]) -> HonouredOptions:
@@ -313,6 +315,7 @@ class HonouredOptions:
             truststore_password=props.get("mongodb.ssl.truststore.password") or None,
             keystore_type=text("mongodb.ssl.keystore.type").upper(),
             advanced_metrics=text("internal.advanced.metrics.enable").lower() == "true",
+            statistics_metrics=text("statistics.metrics.enabled").lower() == "true",
         )
 
 

@@ -74,7 +74,8 @@ class MongoDbConnectorTask(SourceTask):
         self._metrics = StreamingMetrics(self.config.topic_prefix, self.task_id, self.config.max_queue_size,
                                          lambda: sum(s.queued() for s in self.streams),
                                          self.config.honoured.max_queue_bytes,
-                                         lambda: sum(s.queued_bytes() for s in self.streams))
+                                         lambda: sum(s.queued_bytes() for s in self.streams),
+                                         self.config.honoured.statistics_metrics)
         run_id = str(uuid.uuid4())
         self._streaming = self.config.snapshot_mode is not SnapshotMode.INITIAL_ONLY
         honoured = self.config.honoured

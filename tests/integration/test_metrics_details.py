@@ -69,6 +69,8 @@ def test_producer_coordinator_and_per_collection_metrics(worker: Worker, stack: 
     assert value(found, "debezium_metrics_NumberOfUnchangedEventsSkipped", **streaming) == -1
     assert number(found, "debezium_metrics_LastSourceEventPollTime", **streaming) >= 0
     assert number(found, "debezium_metrics_LastEmptyPollTime", **streaming) >= 0
+    p50, p99 = (number(found, f"debezium_metrics_MilliSecondsBehindSource{q}", **streaming) for q in ("P50", "P99"))
+    assert 0 <= p50 <= p99 <= number(found, "debezium_metrics_MilliSecondsBehindSourceMaxValue", **streaming) * 1.02
 
     # the producer's client metrics, from librdkafka's statistics (every 500 ms here)
     assert value(found, "kafka_producer_topic_record_send_total", **client, topic=topic_c) == 10

@@ -13,8 +13,10 @@ only (a string attribute without a ``value:`` rule is dropped). With ``internal.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -23,15 +25,50 @@ from connect.api.metrics import Metric, debezium_metric
 OPERATION_METRICS = {"c": "TotalNumberOfCreateEventsSeen", "u": "TotalNumberOfUpdateEventsSeen",
                      "d": "TotalNumberOfDeleteEventsSeen"}
 PER_COLLECTION = {"c": "NumberOfCreateEventsSeen", "u": "NumberOfUpdateEventsSeen", "d": "NumberOfDeleteEventsSeen"}
-QUEUE_METRICS = ("QueueTotalCapacity", "QueueRemainingCapacity", "MaxQueueSizeInBytes", "CurrentQueueSizeInBytes")
+_GAMMA = (1 + 0.01) / (1 - 0.01)  # DDSketch's bucket growth for a relative accuracy of 1 %
+_INV_LOG_GAMMA = 1 / math.log(_GAMMA)
+
+
+class LagSketch:
+    """Debezium's quantiles of ``MilliSecondsBehindSource`` (``MilliSecondsBehindSourceP50``/``P95``/``P99``): a
+    DDSketch of relative accuracy 1 % (Debezium's ``DDSketches.unboundedDense(0.01)``) of every event's lag since the
+    task started. Written under the metrics' lock: one ``log`` per event, the buckets counted in C by ``Counter``."""
+
+    def __init__(self) -> None:
+        self._buckets: Counter[int] = Counter()
+        self._zeros = 0
+        self._count = 0
+
+    def add(self, lags: list[int]) -> None:
+        positive = [lag for lag in lags if lag > 0]
+        self._zeros += len(lags) - len(positive)
+        self._count += len(lags)
+        self._buckets.update([math.ceil(math.log(lag) * _INV_LOG_GAMMA) for lag in positive])
+
+    def quantile(self, q: float) -> float | None:
+        """The value at quantile ``q`` (None before any event, as Debezium's sketch answers null)."""
+        if not self._count:
+            return None
+        rank = q * (self._count - 1)
+        seen = self._zeros
+        if rank < seen:
+            return 0.0
+        index = 0
+        for index in sorted(self._buckets):
+            seen += self._buckets[index]
+            if seen > rank:
+                break
+        return 2 * _GAMMA ** index / (_GAMMA + 1)
 
 
 class StreamingMetrics:
     """Counters and gauges updated by the task thread, read by the REST thread."""
 
     def __init__(self, server: str, task: str, queue_capacity: int, queued: Callable[[], int],
-                 queue_bytes: int = 0, queued_bytes: Callable[[], int] = lambda: 0) -> None:
-        """``queue_bytes``: ``max.queue.size.in.bytes`` (0: no byte limit); ``queued_bytes`` reads the bytes queued."""
+                 queue_bytes: int = 0, queued_bytes: Callable[[], int] = lambda: 0, quantiles: bool = True) -> None:
+        """``queue_bytes``: ``max.queue.size.in.bytes`` (0: no byte limit); ``queued_bytes`` reads the bytes queued;
+        ``quantiles``: Debezium's ``statistics.metrics.enabled``, the lag's quantiles (:class:`LagSketch`)."""
+        self._sketch = LagSketch() if quantiles else None
         self._queue_bytes = queue_bytes
         self._queued_bytes = queued_bytes
         self._server = server
@@ -82,6 +119,8 @@ class StreamingMetrics:
                 self._behind_sum += (len(stamps) * now - sum(stamps) if newest <= now
                                      else sum(max(now - ts, 0) for ts in stamps))
                 self._behind_n += len(stamps)
+                if self._sketch is not None:
+                    self._sketch.add([now - ts for ts in stamps])
 
     def count(self, name: str, amount: int = 1) -> None:
         """Add to one of the counters (filtered, erroneous, disconnects, ...)."""
@@ -118,6 +157,12 @@ class StreamingMetrics:
                                                               if self._behind_n else 0.0)
             values["LastEmptyPollTime"] = float(self._last_empty_poll_ms)
             values["LastSourceEventPollTime"] = float(self._last_poll_ms)
+            if self._sketch is not None:
+                for name, q in (("MilliSecondsBehindSourceP50", 0.5), ("MilliSecondsBehindSourceP95", 0.95),
+                                ("MilliSecondsBehindSourceP99", 0.99)):
+                    quantile = self._sketch.quantile(q)
+                    if quantile is not None:  # null in Debezium before the first event: no sample
+                        values[name] = quantile
             per_collection = sorted(self.per_collection.items())
         values.update(self.queue_values())
         counters = set(self.counts)

@@ -56,3 +56,4 @@ def test_a_parallel_run_is_read_live_then_settled() -> None:
     meter.aborted()
     values = _values(meter)
     assert values["SnapshotAborted"] == 1 and values["RowsScanned[db.a]"] == 5 and values["RemainingTableCount"] == 1
+
