@@ -49,6 +49,8 @@ RECORDERS: tuple[Recorder, ...] = (
     *(Recorder(f"golden-{release}-incremental",
                f"tests/integration/mongodb/golden/debezium-{release}-incremental.jsonl",
                _golden(release, "incremental")) for release in releases.available()),
+    *(Recorder(f"golden-{release}-window", f"tests/integration/mongodb/golden/debezium-{release}-window.jsonl",
+               _golden(release, "window")) for release in releases.available()),
     *(Recorder(f"golden-{release}-cloudevents",
                f"tests/integration/mongodb/golden/debezium-{release}-cloudevents.jsonl",
                _golden(release, "cloudevents")) for release in releases.available()),

@@ -2,7 +2,7 @@
 Debezium MongoDB connector on the real Kafka Connect, against SecantusDB and a real Kafka broker.
 
     python -m compat.debezium.golden [--release 3.6.3.Final] [--out PATH]
-        [--scenario streaming|snapshot|incremental|cloudevents|split|corpus]
+        [--scenario streaming|snapshot|incremental|window|cloudevents|split|corpus]
 
 Re-record after changing the operations or the pinned Debezium version (compat/debezium/pom.xml); the test
 ``tests/integration/mongodb/test_debezium_golden.py`` runs the same operations through our connector and compares.
@@ -26,13 +26,14 @@ from compat.debezium import (
     releases,
     snapshot_scenario,
     split_scenario,
+    window_scenario,
 )
 
 GOLDEN_DIR = Path(__file__).resolve().parents[2] / "tests" / "integration" / "mongodb" / "golden"
 
 
-SCENARIOS = ("streaming", "snapshot", "incremental", "cloudevents", "split", "corpus")
-SCRIPTED = {"snapshot": snapshot_scenario, "incremental": incremental_scenario,
+SCENARIOS = ("streaming", "snapshot", "incremental", "window", "cloudevents", "split", "corpus")
+SCRIPTED = {"snapshot": snapshot_scenario, "incremental": incremental_scenario, "window": window_scenario,
             "cloudevents": cloudevents_scenario, "split": split_scenario, "corpus": corpus_scenario}
 """The scenarios that run their own steps against a connector made by a callback."""
 

@@ -100,7 +100,7 @@ def request(base: str, method: str, path: str, body: Any = None) -> int:
         with urllib.request.urlopen(call, timeout=60) as reply:
             return int(reply.status)
     except urllib.error.HTTPError as err:
-        if err.code >= 500:
+        if err.code >= 500 or (method, path) == ("POST", "/connectors"):
             print(f"{method} {path} answered {err.code}: {err.read()[:2000]!r}", flush=True)
         return int(err.code)
 

@@ -1,0 +1,203 @@
+"""The fourth golden scenario: an incremental snapshot whose chunk windows see concurrent writes to their own keys,
+de-duplicated as Debezium does.
+
+    python -m compat.debezium.golden --scenario window --release 3.6.3.Final
+
+Debezium reads each chunk between two watermarks it inserts into the signal collection (``<chunk>-open``, the
+chunk's queries, ``<chunk>-close``); when its change stream later delivers a write to a key of the chunk between
+the two watermarks, the chunk's ``r`` record of that key is dropped (the streamed event is newer), and what is left
+of the chunk is sent when the close watermark is streamed. A write from outside must therefore commit between the
+two watermark inserts, which a connector on a local server makes a few milliseconds apart. The trigger here: the
+connector talks to SecantusDB through Toxiproxy, and while the snapshot runs a ``latency`` toxic delays every reply
+by :data:`LATENCY_MS`, so the chunk's queries and its close watermark come a few latencies after the open
+watermark commits. The scenario, connected directly, polls the signal collection for open watermarks and makes
+each window's writes as soon as its open watermark exists; afterwards it reads the server's change stream and
+fails unless every write lies between its window's two watermarks (so a recording or a test run never passes on a
+missed window).
+
+The chunks (two documents each, six documents in ``ints``) and their writes:
+
+1. ``{1, 2}``: ``1`` updated (its read dropped: only ``2`` is read), ``5`` updated (a later chunk's key: streamed,
+   and read later with the update), ``_id 2`` of ``others`` (captured, not snapshotted) updated (the window is per
+   collection: ``2`` is still read);
+2. ``{3, 4}``: ``3`` replaced and ``4`` updated: every read dropped, nothing sent at the close;
+3. ``{5, 6}``: ``6`` updated, ``5`` read.
+
+No document is deleted or inserted in a window: whether such a write lands before or after the chunk's query
+changes which keys the chunk reads, and nothing outside the connector can tell which happened. An update or a
+replace gives the same records either way (the key stays in the chunk; the read is dropped). Every chunk sends at
+most one ``r`` record, so every record compares as written and in order (Debezium sends a chunk's reads in
+``ConcurrentHashMap`` order, which changes from one JVM to the next: see :mod:`.incremental_scenario`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from bson import Int64
+from pymongo import uri_parser
+
+from compat.debezium import harness, snapshot_scenario
+from stack.toxiproxy import ToxiproxyServer
+
+DB = "golden_win"
+SIGNAL_ID = "golden-window-1"
+CHUNK = 2
+LATENCY_MS = 1000
+"""The delay of every reply to the connector while the snapshot runs: each window lasts at least two of them (the
+chunk query's round trip and the open watermark's acknowledgement), the scenario reacts within a poll of
+:data:`POLL_S`."""
+POLL_S = 0.02
+INTS: list[dict[str, Any]] = [
+    {"_id": 1, "name": "one", "n": Int64(2**40)}, {"_id": 2, "double": 1.5e300},
+    {"_id": 3, "nested": {"a": [1, {"b": None}]}}, {"_id": 4, "empty": {}, "arr": []},
+    {"_id": 5, "unicode": "Grüße, 😀"}, {"_id": 6, "name": "six"},
+]
+OTHERS: list[dict[str, Any]] = [{"_id": 2, "name": "other two"}]
+Write = tuple[str, int, Callable[[Any], Any]]
+WINDOWS: tuple[tuple[Write, ...], ...] = (
+    (("ints", 1, lambda c: c.update_one({"_id": 1}, {"$set": {"name": "ONE", "window": 1}})),
+     ("ints", 5, lambda c: c.update_one({"_id": 5}, {"$set": {"window": 1}})),
+     ("others", 2, lambda c: c.update_one({"_id": 2}, {"$set": {"window": 1}}))),
+    (("ints", 3, lambda c: c.replace_one({"_id": 3}, {"replaced": True, "window": 2})),
+     ("ints", 4, lambda c: c.update_one({"_id": 4}, {"$set": {"arr": [2.5]}, "$unset": {"empty": ""}}))),
+    (("ints", 6, lambda c: c.update_one({"_id": 6}, {"$set": {"window": 3}})),),
+)
+"""The writes made in each chunk's window: (collection, ``_id``, the write on that collection)."""
+STREAMED = sum(len(writes) for writes in WINDOWS)
+READS = 2
+"""``2`` (chunk 1) and ``5`` (chunk 3): every other read is dropped."""
+NOTIFICATIONS = 1 + 1 + 3 + 1 + 1
+"""SKIPPED (the initial snapshot), STARTED, IN_PROGRESS per chunk, TABLE_SCAN_COMPLETED, COMPLETED."""
+RECORDS = STREAMED + READS + NOTIFICATIONS
+
+
+def load(client: Any) -> None:
+    db = client[DB]
+    db["ints"].insert_many(INTS)
+    db["others"].insert_many(OTHERS)
+    for name in ("signals", "probe"):
+        db.create_collection(name)
+
+
+def config(mongo_uri: str, prefix: str) -> dict[str, str]:
+    """The connector config of the scenario (Debezium's and ours alike); ``mongo_uri`` is the proxy's."""
+    return {
+        "connector.class": harness.CONNECTOR_CLASS, "mongodb.connection.string": mongo_uri, "topic.prefix": prefix,
+        "collection.include.list": ",".join(f"{DB}.{c}" for c in ("ints", "others", "signals", "probe")),
+        "snapshot.mode": "no_data", "tasks.max": "1", "signal.data.collection": f"{DB}.signals",
+        "incremental.snapshot.chunk.size": str(CHUNK),
+        "notification.enabled.channels": "sink", "notification.sink.topic.name": notification_topic(prefix),
+    }
+
+
+def notification_topic(prefix: str) -> str:
+    return snapshot_scenario.notification_topic(prefix)
+
+
+@contextlib.contextmanager
+def proxied(mongo_uri: str) -> Iterator[tuple[Any, str]]:
+    """Toxiproxy in front of the server of ``mongo_uri``: yields the proxy and the connection string that reaches
+    the server through it (``directConnection``: SecantusDB advertises its own address, where a driver would move;
+    ``replicaSet``: Debezium refuses a replica set's connection string without it)."""
+    parsed = uri_parser.parse_uri(mongo_uri)
+    host, port = parsed["nodelist"][0]
+    replica_set = parsed["options"]["replicaSet"]
+    with tempfile.TemporaryDirectory(prefix="window-proxy-") as tmp:
+        import stack
+
+        listen, api = stack.free_ports(2)
+        server = ToxiproxyServer(Path(tmp), api)
+        server.start()
+        try:
+            proxy = server.client().create_proxy("mongo", listen, f"{host}:{port}")
+            yield proxy, f"mongodb://{proxy.address}/?replicaSet={replica_set}&directConnection=true"
+        finally:
+            server.stop()
+
+
+def _stream_open(client: Any, bootstrap: str, prefix: str, timeout: float = 120) -> None:
+    """Insert probe documents until one is streamed: the change stream is open, so the signal will be seen."""
+    deadline = time.monotonic() + timeout
+    for n in range(100_000):
+        client[DB]["probe"].insert_one({"_id": n})
+        try:
+            harness.first_record(bootstrap, f"{prefix}.{DB}.probe", timeout=1.0)
+            return
+        except TimeoutError:
+            if time.monotonic() > deadline:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _write_in_windows(client: Any, timeout: float = 300) -> None:
+    """Make each window's writes as soon as its open watermark is in the signal collection."""
+    signals = client[DB]["signals"]
+    opened: list[Any] = []
+    deadline = time.monotonic() + timeout
+    while len(opened) < len(WINDOWS):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{len(opened)} of {len(WINDOWS)} chunk windows opened within {timeout:.0f} s")
+        for doc in signals.find({"type": "snapshot-window-open"}, {"_id": 1}):
+            if doc["_id"] not in opened:
+                for coll, _, write in WINDOWS[len(opened)]:
+                    write(client[DB][coll])
+                opened.append(doc["_id"])
+                break
+        else:
+            time.sleep(POLL_S)
+
+
+def _check_windows(client: Any, start: Any, timeout: float = 300) -> None:
+    """Read the server's change stream from ``start``: every window's writes must lie between its watermarks."""
+    order: list[tuple[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    closes = 0
+    with client[DB].watch(start_at_operation_time=start, max_await_time_ms=500) as stream:
+        while closes < len(WINDOWS) and time.monotonic() < deadline:
+            event = stream.try_next()
+            if event is None:
+                continue
+            doc_id = event.get("documentKey", {}).get("_id")
+            order.append((event["ns"]["coll"], doc_id))
+            closes += event["ns"]["coll"] == "signals" and str(doc_id).endswith("-close")
+    watermarks = [i for i, (coll, doc_id) in enumerate(order)
+                  if coll == "signals" and str(doc_id).endswith(("-open", "-close"))]
+    for number, writes in enumerate(WINDOWS):
+        if len(watermarks) < 2 * number + 2:
+            raise AssertionError(f"window {number + 1} never closed: {order}")
+        opened, closed = watermarks[2 * number], watermarks[2 * number + 1]
+        for coll, doc_id, _ in writes:
+            where = order.index((coll, doc_id)) if (coll, doc_id) in order else -1
+            if not opened < where < closed:
+                raise AssertionError(f"the write to {coll} {doc_id} missed window {number + 1}: {order}")
+
+
+def capture(client: Any, bootstrap: str, prefix: str, create: Callable[[dict[str, str]], None],
+            mongo_uri: str) -> list[dict[str, Any]]:
+    """Run the scenario against a connector made by ``create(config)`` (reaching the server through a proxy): the
+    records of both collections (topic then offset order), then the notifications (ids and times replaced)."""
+    load(client)
+    with proxied(mongo_uri) as (proxy, proxied_uri):
+        create(config(proxied_uri, prefix))
+        _stream_open(client, bootstrap, prefix)
+        start = client.admin.command("ping")["operationTime"]
+        proxy.add_toxic("latency", {"latency": LATENCY_MS})
+        data = {"data-collections": [f"{DB}.ints"], "type": "incremental"}
+        client[DB]["signals"].insert_one({"_id": SIGNAL_ID, "type": "execute-snapshot", "data": json.dumps(data)})
+        _write_in_windows(client)
+        _check_windows(client, start)
+        proxy.clear()
+        topics = {f"{prefix}.{DB}.{c}" for c in ("ints", "others")}
+        deadline = time.monotonic() + 180
+        records: list[dict[str, Any]] = []
+        while time.monotonic() < deadline and len(records) < STREAMED + READS:
+            records = [r for r in harness.read_records(bootstrap, prefix, 1, quiet=2) if r["topic"] in topics]
+        notes = harness.read_records(bootstrap, notification_topic(prefix), NOTIFICATIONS, quiet=3, exact=True)
+    return [*records, *(snapshot_scenario.scrub_notification(note) for note in notes)]
