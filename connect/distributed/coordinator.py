@@ -43,7 +43,8 @@ class GroupCoordinator:
         self._stop = stop
         self._sync_timeout = config.worker_sync_timeout_ms / 1000
         self._rebalance = rebalance or RebalanceMetrics()
-        self._rebalance.assigned_to(cluster.member.client_id, lambda: (len(cluster.connectors), len(cluster.tasks)))
+        self._rebalance.assigned_to(cluster.member.client_id, lambda: (len(cluster.connectors), len(cluster.tasks)),
+                                    cluster.member.client_metrics)
         self._unreachable_since: float | None = None
         # a config-topic write or read the herder thread waits on gives up once this worker is cut off, so the
         # revocation below is not held up behind it (the write's own bound is 30 s)

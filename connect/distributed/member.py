@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kafka.coordinator.base import BaseCoordinator
+from kafka.metrics import MetricConfig, Metrics
 from kafka.net.compat import KafkaNetClient
 
 from connect import clients
@@ -57,7 +58,10 @@ class WorkerGroupMember:
         self.assignor = assignor
         self.on_assigned = on_assigned
         self.client_id = client_id
-        self._client = KafkaNetClient(**_client_configs(settings), client_id=client_id)
+        # the client's and the coordinator's sensors, as Java's connect-metrics and connect-coordinator-metrics
+        self.metrics = Metrics(MetricConfig(tags={"client-id": client_id}))
+        self._client = KafkaNetClient(**_client_configs(settings), client_id=client_id, metrics=self.metrics,
+                                      metric_group_prefix="connect")
         try:
             version = self._client.check_version(timeout_ms=30_000)
         except Exception as exc:
@@ -66,7 +70,7 @@ class WorkerGroupMember:
         self._coordinator = _WorkerCoordinator(
             self._client, self, group_id=group_id, session_timeout_ms=session_timeout_ms,
             heartbeat_interval_ms=heartbeat_interval_ms, max_poll_interval_ms=rebalance_timeout_ms,
-            api_version=version)
+            api_version=version, metrics=self.metrics, metric_group_prefix="connect")
         self._closed = False
 
     def poll(self, timeout_s: float) -> bool:
@@ -97,6 +101,11 @@ class WorkerGroupMember:
     def generation(self) -> int:
         """The current generation id (-1 before the first join)."""
         return int(self._coordinator._generation.generation_id)
+
+    def client_metrics(self) -> list[tuple[str, str, dict[str, str], float]]:
+        """The member's Java-named metrics: (group, name, tags, value)."""
+        return [(key.group, key.name, dict(key.tags), float(metric.value()))
+                for key, metric in self.metrics.metrics.copy().items()]
 
     def stop(self, timeout: float = 10.0) -> None:
         """Leave the group and close the client; idempotent."""

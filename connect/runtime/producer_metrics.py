@@ -136,32 +136,43 @@ def _topic_totals(topic: Mapping[str, Any]) -> tuple[float, float]:
             float(sum(int(p.get("txbytes", 0)) for p in partitions)))
 
 
-# Strimzi's rules for the producer's MBeans: (group, attribute pattern, kind) -> kafka_<group without -metrics>_<name>
+# Strimzi's rules for the clients' MBeans, in their order: (group kind, attribute pattern, kind); a ``topic`` group is
+# producer-topic-metrics, a ``node`` group <type>-node-metrics, a ``client`` group any other <type>-metrics. The
+# family is kafka_<group without -metrics>_<attribute>.
 _RULES: tuple[tuple[str, re.Pattern[str], str], ...] = (
-    ("producer-topic-metrics", re.compile(r".+-total"), "counter"),
-    ("producer-topic-metrics", re.compile(r"compression-rate|.+-avg|.+rate"), "gauge"),
-    ("producer-node-metrics", re.compile(r".+-total"), "counter"),
-    ("producer-node-metrics", re.compile(r".+-avg|.+-rate"), "gauge"),
-    ("producer-metrics", re.compile(r".+-total"), "counter"),
-    ("producer-metrics", re.compile(r".+-avg|.+-bytes|.+-count|.+-ratio|.+-age|.+-flight|.+-threads|.+-ago"), "gauge"),
+    ("topic", re.compile(r".+-total"), "counter"),
+    ("topic", re.compile(r"compression-rate|.+-avg|.+rate"), "gauge"),
+    ("node", re.compile(r".+-total"), "counter"),
+    ("node", re.compile(r".+-avg|.+-rate"), "gauge"),
+    ("client", re.compile(r".+-total"), "counter"),
+    ("client", re.compile(r".+-avg|.+-bytes|.+-count|.+-ratio|.+-age|.+-flight|.+-threads|.+-connectors|.+-tasks|"
+                          r".+-ago"), "gauge"),
 )
 _LABELS = {"client-id": "clientid", "node-id": "nodeid", "topic": "topic"}
 
 
-def java_client_samples(metrics: Iterable[tuple[str, str, Mapping[str, str], float]]) -> list[Metric]:
-    """Java-named client metrics ``(group, name, tags, value)`` as Strimzi's rules export them: the first rule of
-    the group whose pattern matches the whole name gives the kind; a name no rule matches is not exported (as
-    kafka-python keeps rates where Java also keeps totals, its ``producer-metrics`` show no ``-total``)."""
+def java_client_samples(metrics: Iterable[tuple[str, str, Mapping[str, str], float]], *,
+                        debezium_connect_metrics: bool = False) -> list[Metric]:
+    """Java-named client metrics ``(group, name, tags, value)`` (kafka-python's) as Strimzi's rules export them:
+    the first rule of the group whose pattern matches the whole name gives the kind; a name no rule matches is not
+    exported (as kafka-python keeps rates where Java also keeps totals, its ``producer-metrics`` show no
+    ``-total``). ``debezium_connect_metrics``: also the worker's ``connect-metrics`` group as the rule of Debezium's
+    monitoring example names it, every attribute as ``kafka_connect_metrics_<name>{client}``."""
     result = []
     for full_group, name, tags, number in metrics:
         group, _, suffix = full_group.partition(".")  # kafka-python: producer-topic-metrics.<topic>, ...node-<id>
         labels = {_LABELS[k]: str(v) for k, v in tags.items() if k in _LABELS}
+        topic_group = group == "producer-topic-metrics"
         if suffix:
-            labels.setdefault("topic" if group == "producer-topic-metrics" else "nodeid", suffix)
-        for rule_group, pattern, kind in _RULES:
-            if rule_group == group and pattern.fullmatch(name):
+            labels.setdefault("topic" if topic_group else "nodeid", suffix)
+        shape = "topic" if topic_group else "node" if "nodeid" in labels else "client"
+        for rule_shape, pattern, kind in _RULES:
+            if rule_shape == shape and pattern.fullmatch(name):
                 family = f"kafka_{group.removesuffix('-metrics')}_{name}".replace("-", "_")
                 result.append(Metric(family, float(number), labels, "counter" if kind == "counter" else "gauge",
-                                     f"Kafka producer {group} {name}."))
+                                     f"Kafka client {group} {name}."))
                 break
+        if debezium_connect_metrics and group == "connect-metrics" and "client-id" in tags:
+            result.append(Metric(f"kafka_connect_metrics_{name}".replace("-", "_"), float(number),
+                                 {"client": str(tags["client-id"])}, "untyped", f"Kafka Connect {group} {name}."))
     return result

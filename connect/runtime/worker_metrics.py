@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 from connect.api.metrics import Metric
+from connect.runtime.producer_metrics import java_client_samples
 
 TASK_STATES = ("running", "paused", "failed", "unassigned", "destroyed", "restarting")
 _PROTOCOLS = {"default": "eager", "eager": "eager", "compatible": "compatible", "sessioned": "sessioned"}
@@ -63,9 +64,14 @@ class RebalanceMetrics:
     _client_id: str = ""
     _assigned: Callable[[], tuple[int, int]] | None = None
 
-    def assigned_to(self, client_id: str, assigned: Callable[[], tuple[int, int]]) -> None:
-        """Where ``connect-coordinator-metrics`` reads this member's assignment: (connectors, tasks)."""
-        self._client_id, self._assigned = client_id, assigned
+    _client: Callable[[], Iterable[tuple[str, str, Mapping[str, str], float]]] | None = None
+
+    def assigned_to(self, client_id: str, assigned: Callable[[], tuple[int, int]],
+                    client: Callable[[], Iterable[tuple[str, str, Mapping[str, str], float]]] | None = None) -> None:
+        """Where ``connect-coordinator-metrics`` reads this member's assignment, (connectors, tasks), and ``client``
+        the group member's Java-named client metrics (``connect-metrics``, ``connect-node-metrics``,
+        ``connect-coordinator-metrics``)."""
+        self._client_id, self._assigned, self._client = client_id, assigned, client
 
     def started(self) -> None:
         """The group began a rebalance."""
@@ -114,6 +120,8 @@ class RebalanceMetrics:
                               help="Connectors assigned to this member of the group."),
                        Metric("kafka_connect_coordinator_assigned_tasks", tasks, labels,
                               help="Tasks assigned to this member of the group.")]
+        if self._client is not None:
+            result += java_client_samples(self._client(), debezium_connect_metrics=True)
         return result
 
 

@@ -91,6 +91,15 @@ def test_producer_coordinator_and_per_collection_metrics(worker: Worker, stack: 
     coordinator = found["kafka_connect_coordinator_assigned_connectors"]
     assert coordinator and coordinator[0][0]["clientid"].startswith("connect-") and coordinator[0][1] >= 1
     assert (found["kafka_connect_coordinator_assigned_tasks"][0][1]) >= 1
+    member = coordinator[0][0]["clientid"]
+    # the group member's client: Debezium's example rule (every connect-metrics attribute, ``client`` label) and
+    # Strimzi's generic client-id rules (``clientid``)
+    assert number(found, "kafka_connect_metrics_incoming_byte_rate", client=member) >= 0
+    assert number(found, "kafka_connect_metrics_outgoing_byte_rate", client=member) >= 0
+    assert number(found, "kafka_connect_connection_count", clientid=member) >= 1
+    assert number(found, "kafka_connect_coordinator_join_time_avg", clientid=member) >= 0
+    assert any(labels.get("clientid") == member and labels.get("nodeid", "").startswith("node-")
+               for labels, _ in found.get("kafka_connect_node_request_latency_avg", []))
 
     # the snapshot context: the initial snapshot completed, the queue shown in both contexts
     snapshot = {**streaming, "context": "snapshot"}  # d did not exist yet: one collection

@@ -36,6 +36,9 @@ class ScriptedMember:
         self.stopped = False
         self.coordinator_unknown = False
 
+    def client_metrics(self) -> list[tuple[str, str, dict[str, str], float]]:
+        return []
+
     def poll(self, timeout: float) -> None:
         if self.script and self.view is not None:
             protocol, assignment = self.script.pop(0)
