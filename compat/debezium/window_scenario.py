@@ -10,24 +10,28 @@ of the chunk is sent when the close watermark is streamed. A write from outside 
 two watermark inserts, which a connector on a local server makes a few milliseconds apart. The trigger here: the
 connector talks to SecantusDB through Toxiproxy, and while the snapshot runs a ``latency`` toxic delays every reply
 by :data:`LATENCY_MS`, so the chunk's queries and its close watermark come a few latencies after the open
-watermark commits. The scenario, connected directly, polls the signal collection for open watermarks and makes
-each window's writes as soon as its open watermark exists; afterwards it reads the server's change stream and
-fails unless every write lies between its window's two watermarks (so a recording or a test run never passes on a
-missed window).
+watermark commits. SecantusDB's profiler (level 2 on the scenario's database) records each command once it has
+run, in order: the scenario, connected directly, polls ``system.profile`` and makes each window's writes as soon
+as its open watermark's insert is there (``opened``), or as soon as the chunk's first query (ascending ``_id``) is
+there after it (``queried``). Afterwards it reads the server's change stream and fails unless every write lies
+between its window's two watermarks (so a recording or a test run never passes on a missed window).
 
-The chunks (two documents each, six documents in ``ints``) and their writes:
+The chunks (two documents each; ``ints`` holds 1 to 7 and 9) and their writes:
 
-1. ``{1, 2}``: ``1`` updated (its read dropped: only ``2`` is read), ``5`` updated (a later chunk's key: streamed,
-   and read later with the update), ``_id 2`` of ``others`` (captured, not snapshotted) updated (the window is per
-   collection: ``2`` is still read);
-2. ``{3, 4}``: ``3`` replaced and ``4`` updated: every read dropped, nothing sent at the close;
-3. ``{5, 6}``: ``6`` updated, ``5`` read.
+1. ``{1, 2}`` opened: ``1`` updated (its read dropped: only ``2`` is read), ``5`` updated (a later chunk's key:
+   streamed, and read later with the update), ``_id 2`` of ``others`` (captured, not snapshotted) updated (the
+   window is per collection: ``2`` is still read);
+2. ``{3, 4}`` opened: ``3`` replaced, ``4`` updated (every read dropped, nothing sent at the close), ``100``
+   inserted (past the maximum key, fixed when the collection's snapshot began: streamed, never read);
+3. ``{5, 6}`` opened: ``6`` updated, ``5`` read;
+4. ``{7, 9}`` queried: ``7`` deleted (its read dropped; the delete and its tombstone streamed), ``8`` inserted
+   (inside the range already read: streamed only), ``9`` read.
 
-No document is deleted or inserted in a window: whether such a write lands before or after the chunk's query
-changes which keys the chunk reads, and nothing outside the connector can tell which happened. An update or a
-replace gives the same records either way (the key stays in the chunk; the read is dropped). Every chunk sends at
-most one ``r`` record, so every record compares as written and in order (Debezium sends a chunk's reads in
-``ConcurrentHashMap`` order, which changes from one JVM to the next: see :mod:`.incremental_scenario`).
+A delete or an insert in the chunk's range waits for the chunk's query: made before it, it would change which keys
+the chunk reads. An update or a replace gives the same records before or after the query (the key stays in the
+chunk; the read is dropped). Every chunk sends at most one ``r`` record, so every record compares as written and
+in order (Debezium sends a chunk's reads in ``ConcurrentHashMap`` order, which changes from one JVM to the next:
+see :mod:`.incremental_scenario`).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ import json
 import tempfile
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -50,30 +55,45 @@ DB = "golden_win"
 SIGNAL_ID = "golden-window-1"
 CHUNK = 2
 LATENCY_MS = 1000
-"""The delay of every reply to the connector while the snapshot runs: each window lasts at least two of them (the
-chunk query's round trip and the open watermark's acknowledgement), the scenario reacts within a poll of
-:data:`POLL_S`."""
+"""The delay of every reply to the connector while the snapshot runs: a window lasts at least two of them (the open
+watermark's acknowledgement, then the chunk query's reply), at least one after the chunk's query; the scenario
+reacts within a poll of :data:`POLL_S`."""
 POLL_S = 0.02
 INTS: list[dict[str, Any]] = [
     {"_id": 1, "name": "one", "n": Int64(2**40)}, {"_id": 2, "double": 1.5e300},
     {"_id": 3, "nested": {"a": [1, {"b": None}]}}, {"_id": 4, "empty": {}, "arr": []},
-    {"_id": 5, "unicode": "Grüße, 😀"}, {"_id": 6, "name": "six"},
+    {"_id": 5, "unicode": "Grüße, 😀"}, {"_id": 6, "name": "six"}, {"_id": 7, "name": "seven"},
+    {"_id": 9, "name": "nine"},
 ]
 OTHERS: list[dict[str, Any]] = [{"_id": 2, "name": "other two"}]
 Write = tuple[str, int, Callable[[Any], Any]]
-WINDOWS: tuple[tuple[Write, ...], ...] = (
-    (("ints", 1, lambda c: c.update_one({"_id": 1}, {"$set": {"name": "ONE", "window": 1}})),
-     ("ints", 5, lambda c: c.update_one({"_id": 5}, {"$set": {"window": 1}})),
-     ("others", 2, lambda c: c.update_one({"_id": 2}, {"$set": {"window": 1}}))),
-    (("ints", 3, lambda c: c.replace_one({"_id": 3}, {"replaced": True, "window": 2})),
-     ("ints", 4, lambda c: c.update_one({"_id": 4}, {"$set": {"arr": [2.5]}, "$unset": {"empty": ""}}))),
-    (("ints", 6, lambda c: c.update_one({"_id": 6}, {"$set": {"window": 3}})),),
+
+
+@dataclass(frozen=True)
+class Window:
+    """The writes made in one chunk's window: once its open watermark exists, and once its query has run;
+    each (collection, ``_id``, the write on that collection)."""
+
+    opened: tuple[Write, ...] = ()
+    queried: tuple[Write, ...] = ()
+
+
+WINDOWS: tuple[Window, ...] = (
+    Window(opened=(("ints", 1, lambda c: c.update_one({"_id": 1}, {"$set": {"name": "ONE", "window": 1}})),
+                   ("ints", 5, lambda c: c.update_one({"_id": 5}, {"$set": {"window": 1}})),
+                   ("others", 2, lambda c: c.update_one({"_id": 2}, {"$set": {"window": 1}})))),
+    Window(opened=(("ints", 3, lambda c: c.replace_one({"_id": 3}, {"replaced": True, "window": 2})),
+                   ("ints", 4, lambda c: c.update_one({"_id": 4}, {"$set": {"arr": [2.5]}, "$unset": {"empty": ""}})),
+                   ("ints", 100, lambda c: c.insert_one({"_id": 100, "past": "the maximum"})))),
+    Window(opened=(("ints", 6, lambda c: c.update_one({"_id": 6}, {"$set": {"window": 3}})),)),
+    Window(queried=(("ints", 7, lambda c: c.delete_one({"_id": 7})),
+                    ("ints", 8, lambda c: c.insert_one({"_id": 8, "name": "eight"})))),
 )
-"""The writes made in each chunk's window: (collection, ``_id``, the write on that collection)."""
-STREAMED = sum(len(writes) for writes in WINDOWS)
-READS = 2
-"""``2`` (chunk 1) and ``5`` (chunk 3): every other read is dropped."""
-NOTIFICATIONS = 1 + 1 + 3 + 1 + 1
+STREAMED = sum(len(w.opened) + len(w.queried) for w in WINDOWS) + 1
+"""The writes' records and the delete's tombstone."""
+READS = 3
+"""``2`` (chunk 1), ``5`` (chunk 3) and ``9`` (chunk 4): every other read is dropped."""
+NOTIFICATIONS = 1 + 1 + len(WINDOWS) + 1 + 1
 """SKIPPED (the initial snapshot), STARTED, IN_PROGRESS per chunk, TABLE_SCAN_COMPLETED, COMPLETED."""
 RECORDS = STREAMED + READS + NOTIFICATIONS
 
@@ -137,21 +157,31 @@ def _stream_open(client: Any, bootstrap: str, prefix: str, timeout: float = 120)
 
 
 def _write_in_windows(client: Any, timeout: float = 300) -> None:
-    """Make each window's writes as soon as its open watermark is in the signal collection."""
-    signals = client[DB]["signals"]
-    opened: list[Any] = []
+    """Make each window's writes once the profiler shows its open watermark's insert (``opened``), then the
+    chunk's first query after it (``queried``)."""
+    profile = client[DB]["system.profile"]
+    watched = {"$or": [{"op": "insert", "ns": f"{DB}.signals", "command.documents.type": "snapshot-window-open"},
+                       {"op": "query", "ns": f"{DB}.ints", "command.sort": {"_id": 1}}]}
+    opened = queried = 0
     deadline = time.monotonic() + timeout
-    while len(opened) < len(WINDOWS):
+    while queried < len(WINDOWS):
         if time.monotonic() > deadline:
-            raise TimeoutError(f"{len(opened)} of {len(WINDOWS)} chunk windows opened within {timeout:.0f} s")
-        for doc in signals.find({"type": "snapshot-window-open"}, {"_id": 1}):
-            if doc["_id"] not in opened:
-                for coll, _, write in WINDOWS[len(opened)]:
-                    write(client[DB][coll])
-                opened.append(doc["_id"])
-                break
+            raise TimeoutError(f"{queried} of {len(WINDOWS)} chunk windows seen within {timeout:.0f} s")
+        ops = [entry["op"] for entry in profile.find(watched, {"op": 1})]  # natural order: as they ran
+        opens = [index for index, op in enumerate(ops) if op == "insert"]
+        if opened == queried and len(opens) > opened:
+            _write(client, WINDOWS[opened].opened)
+            opened += 1
+        elif opened > queried and "query" in ops[opens[opened - 1] + 1:]:
+            _write(client, WINDOWS[queried].queried)
+            queried += 1
         else:
             time.sleep(POLL_S)
+
+
+def _write(client: Any, writes: tuple[Write, ...]) -> None:
+    for coll, _, write in writes:
+        write(client[DB][coll])
 
 
 def _check_windows(client: Any, start: Any, timeout: float = 300) -> None:
@@ -169,11 +199,11 @@ def _check_windows(client: Any, start: Any, timeout: float = 300) -> None:
             closes += event["ns"]["coll"] == "signals" and str(doc_id).endswith("-close")
     watermarks = [i for i, (coll, doc_id) in enumerate(order)
                   if coll == "signals" and str(doc_id).endswith(("-open", "-close"))]
-    for number, writes in enumerate(WINDOWS):
+    for number, window in enumerate(WINDOWS):
         if len(watermarks) < 2 * number + 2:
             raise AssertionError(f"window {number + 1} never closed: {order}")
         opened, closed = watermarks[2 * number], watermarks[2 * number + 1]
-        for coll, doc_id, _ in writes:
+        for coll, doc_id, _ in (*window.opened, *window.queried):
             where = order.index((coll, doc_id)) if (coll, doc_id) in order else -1
             if not opened < where < closed:
                 raise AssertionError(f"the write to {coll} {doc_id} missed window {number + 1}: {order}")
@@ -188,6 +218,7 @@ def capture(client: Any, bootstrap: str, prefix: str, create: Callable[[dict[str
         create(config(proxied_uri, prefix))
         _stream_open(client, bootstrap, prefix)
         start = client.admin.command("ping")["operationTime"]
+        client[DB].command("profile", 2)
         proxy.add_toxic("latency", {"latency": LATENCY_MS})
         data = {"data-collections": [f"{DB}.ints"], "type": "incremental"}
         client[DB]["signals"].insert_one({"_id": SIGNAL_ID, "type": "execute-snapshot", "data": json.dumps(data)})
