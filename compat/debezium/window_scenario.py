@@ -12,26 +12,29 @@ connector talks to SecantusDB through Toxiproxy, and while the snapshot runs a `
 by :data:`LATENCY_MS`, so the chunk's queries and its close watermark come a few latencies after the open
 watermark commits. SecantusDB's profiler (level 2 on the scenario's database) records each command once it has
 run, in order: the scenario, connected directly, polls ``system.profile`` and makes each window's writes as soon
-as its open watermark's insert is there (``opened``), or as soon as the chunk's first query (ascending ``_id``) is
-there after it (``queried``). Afterwards it reads the server's change stream and fails unless every write lies
-between its window's two watermarks (so a recording or a test run never passes on a missed window).
+as its open watermark's insert is there (``opened``, and ``before_query``: these must run before the chunk's query),
+or as soon as the chunk's first query (ascending ``_id``) is there after it (``queried``). Afterwards it checks in
+the profile that every ``before_query`` write ran before the chunk's query, and in the server's change stream that
+every write lies between its window's two watermarks, and fails otherwise (so a recording or a test run never
+passes on a missed window).
 
-The chunks (two documents each; ``ints`` holds 1 to 7 and 9) and their writes:
+The chunks (two documents each; ``ints`` holds 1 to 7, 9 and 10) and their writes:
 
-1. ``{1, 2}`` opened: ``1`` updated (its read dropped: only ``2`` is read), ``5`` updated (a later chunk's key:
+1. ``{1, 2}`` opened: ``1`` updated (its read dropped: only ``2`` is read), ``7`` updated (a later chunk's key:
    streamed, and read later with the update), ``_id 2`` of ``others`` (captured, not snapshotted) updated (the
    window is per collection: ``2`` is still read);
 2. ``{3, 4}`` opened: ``3`` replaced, ``4`` updated (every read dropped, nothing sent at the close), ``100``
    inserted (past the maximum key, fixed when the collection's snapshot began: streamed, never read);
-3. ``{5, 6}`` opened: ``6`` updated, ``5`` read;
-4. ``{7, 9}`` queried: ``7`` deleted (its read dropped; the delete and its tombstone streamed), ``8`` inserted
-   (inside the range already read: streamed only), ``9`` read.
+3. ``{6, 7}``: ``5`` deleted before the query (so the chunk reads ``6`` and ``7``; the delete and its tombstone
+   streamed), ``6`` updated, ``7`` read (with its update of window 1);
+4. ``{9, 10}`` queried: ``9`` deleted (its read dropped; the delete and its tombstone streamed), ``8`` inserted
+   (inside the chunk's range, after its query: streamed, never read), ``10`` read.
 
-A delete or an insert in the chunk's range waits for the chunk's query: made before it, it would change which keys
-the chunk reads. An update or a replace gives the same records before or after the query (the key stays in the
-chunk; the read is dropped). Every chunk sends at most one ``r`` record, so every record compares as written and
-in order (Debezium sends a chunk's reads in ``ConcurrentHashMap`` order, which changes from one JVM to the next:
-see :mod:`.incremental_scenario`).
+A delete or an insert in the chunk's range is made either before the chunk's query (it changes which keys the
+chunk reads) or after it, never at an unknown moment. An update or a replace gives the same records before or
+after the query (the key stays in the chunk; the read is dropped). Every chunk sends at most one ``r`` record, so
+every record compares as written and in order (Debezium sends a chunk's reads in ``ConcurrentHashMap`` order,
+which changes from one JVM to the next: see :mod:`.incremental_scenario`).
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ import contextlib
 import json
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,7 +66,7 @@ INTS: list[dict[str, Any]] = [
     {"_id": 1, "name": "one", "n": Int64(2**40)}, {"_id": 2, "double": 1.5e300},
     {"_id": 3, "nested": {"a": [1, {"b": None}]}}, {"_id": 4, "empty": {}, "arr": []},
     {"_id": 5, "unicode": "Grüße, 😀"}, {"_id": 6, "name": "six"}, {"_id": 7, "name": "seven"},
-    {"_id": 9, "name": "nine"},
+    {"_id": 9, "name": "nine"}, {"_id": 10, "name": "ten"},
 ]
 OTHERS: list[dict[str, Any]] = [{"_id": 2, "name": "other two"}]
 Write = tuple[str, int, Callable[[Any], Any]]
@@ -71,28 +74,35 @@ Write = tuple[str, int, Callable[[Any], Any]]
 
 @dataclass(frozen=True)
 class Window:
-    """The writes made in one chunk's window: once its open watermark exists, and once its query has run;
-    each (collection, ``_id``, the write on that collection)."""
+    """The writes made in one chunk's window, each (collection, ``_id``, the write on that collection): once its
+    open watermark exists (``before_query`` ones must also run before the chunk's query), and once its query has
+    run."""
 
     opened: tuple[Write, ...] = ()
+    before_query: tuple[Write, ...] = ()
     queried: tuple[Write, ...] = ()
+
+    @property
+    def writes(self) -> tuple[Write, ...]:
+        return (*self.opened, *self.before_query, *self.queried)
 
 
 WINDOWS: tuple[Window, ...] = (
     Window(opened=(("ints", 1, lambda c: c.update_one({"_id": 1}, {"$set": {"name": "ONE", "window": 1}})),
-                   ("ints", 5, lambda c: c.update_one({"_id": 5}, {"$set": {"window": 1}})),
+                   ("ints", 7, lambda c: c.update_one({"_id": 7}, {"$set": {"window": 1}})),
                    ("others", 2, lambda c: c.update_one({"_id": 2}, {"$set": {"window": 1}})))),
     Window(opened=(("ints", 3, lambda c: c.replace_one({"_id": 3}, {"replaced": True, "window": 2})),
                    ("ints", 4, lambda c: c.update_one({"_id": 4}, {"$set": {"arr": [2.5]}, "$unset": {"empty": ""}})),
                    ("ints", 100, lambda c: c.insert_one({"_id": 100, "past": "the maximum"})))),
-    Window(opened=(("ints", 6, lambda c: c.update_one({"_id": 6}, {"$set": {"window": 3}})),)),
-    Window(queried=(("ints", 7, lambda c: c.delete_one({"_id": 7})),
+    Window(before_query=(("ints", 5, lambda c: c.delete_one({"_id": 5})),),
+           opened=(("ints", 6, lambda c: c.update_one({"_id": 6}, {"$set": {"window": 3}})),)),
+    Window(queried=(("ints", 9, lambda c: c.delete_one({"_id": 9})),
                     ("ints", 8, lambda c: c.insert_one({"_id": 8, "name": "eight"})))),
 )
-STREAMED = sum(len(w.opened) + len(w.queried) for w in WINDOWS) + 1
-"""The writes' records and the delete's tombstone."""
+STREAMED = sum(len(w.writes) for w in WINDOWS) + 2
+"""The writes' records and the deletes' tombstones."""
 READS = 3
-"""``2`` (chunk 1), ``5`` (chunk 3) and ``9`` (chunk 4): every other read is dropped."""
+"""``2`` (chunk 1), ``7`` (chunk 3) and ``10`` (chunk 4): every other read is dropped."""
 NOTIFICATIONS = 1 + 1 + len(WINDOWS) + 1 + 1
 """SKIPPED (the initial snapshot), STARTED, IN_PROGRESS per chunk, TABLE_SCAN_COMPLETED, COMPLETED."""
 RECORDS = STREAMED + READS + NOTIFICATIONS
@@ -170,7 +180,7 @@ def _write_in_windows(client: Any, timeout: float = 300) -> None:
         ops = [entry["op"] for entry in profile.find(watched, {"op": 1})]  # natural order: as they ran
         opens = [index for index, op in enumerate(ops) if op == "insert"]
         if opened == queried and len(opens) > opened:
-            _write(client, WINDOWS[opened].opened)
+            _write(client, (*WINDOWS[opened].before_query, *WINDOWS[opened].opened))
             opened += 1
         elif opened > queried and "query" in ops[opens[opened - 1] + 1:]:
             _write(client, WINDOWS[queried].queried)
@@ -182,6 +192,31 @@ def _write_in_windows(client: Any, timeout: float = 300) -> None:
 def _write(client: Any, writes: tuple[Write, ...]) -> None:
     for coll, _, write in writes:
         write(client[DB][coll])
+
+
+def _check_before_queries(client: Any) -> None:
+    """Every ``before_query`` write ran after its window's open watermark and before the chunk's first query (as
+    SecantusDB's profiler recorded them, in order)."""
+    entries = list(client[DB]["system.profile"].find({"ns": {"$in": [f"{DB}.signals", f"{DB}.ints"]}}))
+    opens = [index for index, entry in enumerate(entries)
+             if entry["op"] == "insert" and entry["command"]["documents"][0].get("type") == "snapshot-window-open"]
+    for number, window in enumerate(WINDOWS):
+        after_open = entries[opens[number] + 1:]
+        query = next(index for index, entry in enumerate(after_open)
+                     if entry["op"] == "query" and entry["command"].get("sort") == {"_id": 1})
+        for _, doc_id, _ in window.before_query:
+            if not any(_profiled_key(entry) == doc_id for entry in after_open[:query]):
+                raise AssertionError(f"the write to {doc_id} did not run before chunk {number + 1}'s query")
+
+
+def _profiled_key(entry: Mapping[str, Any]) -> Any:
+    """The ``_id`` a profiled delete or insert of one document wrote (None for anything else)."""
+    command = entry["command"]
+    if entry["op"] == "remove":
+        return command["deletes"][0]["q"].get("_id")
+    if entry["op"] == "insert":
+        return command["documents"][0].get("_id")
+    return None
 
 
 def _check_windows(client: Any, start: Any, timeout: float = 300) -> None:
@@ -203,9 +238,8 @@ def _check_windows(client: Any, start: Any, timeout: float = 300) -> None:
         if len(watermarks) < 2 * number + 2:
             raise AssertionError(f"window {number + 1} never closed: {order}")
         opened, closed = watermarks[2 * number], watermarks[2 * number + 1]
-        for coll, doc_id, _ in (*window.opened, *window.queried):
-            where = order.index((coll, doc_id)) if (coll, doc_id) in order else -1
-            if not opened < where < closed:
+        for coll, doc_id, _ in window.writes:
+            if (coll, doc_id) not in order[opened + 1:closed]:
                 raise AssertionError(f"the write to {coll} {doc_id} missed window {number + 1}: {order}")
 
 
@@ -224,6 +258,7 @@ def capture(client: Any, bootstrap: str, prefix: str, create: Callable[[dict[str
         client[DB]["signals"].insert_one({"_id": SIGNAL_ID, "type": "execute-snapshot", "data": json.dumps(data)})
         _write_in_windows(client)
         _check_windows(client, start)
+        _check_before_queries(client)
         proxy.clear()
         topics = {f"{prefix}.{DB}.{c}" for c in ("ints", "others")}
         deadline = time.monotonic() + 180

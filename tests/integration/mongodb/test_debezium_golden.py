@@ -86,10 +86,11 @@ def test_same_incremental_snapshot_records_and_notifications_as_debezium(
 @pytest.mark.parametrize("release", ["3.6.1.Final", "3.6.3.Final"])
 def test_same_incremental_snapshot_window_deduplication_as_debezium(
         worker: Worker, stack: Any, secantus_factory: Any, release: str) -> None:
-    """The window scenario (``compat.debezium.window_scenario``): writes made inside each chunk's window (the
-    connector reaching SecantusDB through a Toxiproxy latency, the scenario checking every write landed between its
-    window's watermarks) drop the chunk's reads of their keys; the streamed and read records compare as written and
-    in order, the notifications byte for byte but for their ids, times and ``additional_data`` order."""
+    """The window scenario (``compat.debezium.window_scenario``): writes made inside each chunk's window, before or
+    after its query (the connector reaching SecantusDB through a Toxiproxy latency, the scenario timing its writes
+    by SecantusDB's profiler and checking every write landed where meant) drop the chunk's reads of their keys or
+    change which keys it reads; the streamed and read records compare as written and in order, the notifications
+    byte for byte but for their ids, times and ``additional_data`` order."""
     got, expected = _run_scenario(worker, stack, secantus_factory, release, "window", window_scenario)
     assert len(got) == len(expected) == window_scenario.RECORDS
     for index, (ours, theirs) in enumerate(zip(got, expected, strict=True)):
