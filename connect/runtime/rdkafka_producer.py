@@ -155,8 +155,8 @@ class RdKafkaProducer:
         except confluent_kafka.KafkaException as exc:
             raise ConnectError(f"Invalid producer settings: {exc}") from exc
         self._closed = threading.Event()
-        # one thread at a time serves delivery reports (poll, flush): two would run one partition's callbacks
-        # out of send order
+        # one thread at a time serves delivery reports (poll, flush, and the transaction ends, which flush): two
+        # would run one partition's callbacks out of send order
         self._serving = threading.Lock()
         self._log_context = log_setup.context()  # the task's [name|task-0], for librdkafka's lines
         # acknowledgements are served on a thread of their own, as kafka-python's sender thread does: a task that
@@ -249,7 +249,8 @@ class RdKafkaProducer:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                self._producer.commit_transaction(max(0.0, deadline - time.monotonic()))
+                with self._serving:  # librdkafka flushes first, serving delivery reports in this thread
+                    self._producer.commit_transaction(max(0.0, deadline - time.monotonic()))
                 return
             except confluent_kafka.KafkaException as exc:
                 error = exc.args[0] if exc.args else None
@@ -260,7 +261,8 @@ class RdKafkaProducer:
 
     def abort_transaction(self, timeout: float) -> None:
         """Abort the open transaction (its records and offsets are never seen by read_committed consumers)."""
-        self._transactional("abort the transaction", lambda: self._producer.abort_transaction(timeout))
+        with self._serving:  # librdkafka purges and flushes first, serving delivery reports in this thread
+            self._transactional("abort the transaction", lambda: self._producer.abort_transaction(timeout))
 
     @staticmethod
     def _transactional(action: str, call: Callable[[], None]) -> None:

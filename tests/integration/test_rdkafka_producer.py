@@ -12,6 +12,7 @@ from kafka.admin import KafkaAdminClient, NewTopic
 
 from connect import clients
 from connect.api.errors import ConnectError
+from connect.runtime import exactly_once
 from connect.runtime.rdkafka_producer import RdKafkaProducer
 from tests.integration.support import read_topic, unique
 
@@ -94,3 +95,37 @@ def test_a_failed_delivery_reaches_the_callback(stack: Any) -> None:
         assert len(results) == 1 and isinstance(results[0], ConnectError), results
     finally:
         producer.close(5)
+
+
+@pytest.mark.parametrize("end", ["commit", "abort"])
+def test_a_transaction_end_serves_acknowledgements_in_send_order(stack: Any, end: str) -> None:
+    """librdkafka's commit_transaction and abort_transaction flush, serving delivery reports in the caller's thread:
+    the acknowledgement thread must not serve them at the same time, or one partition's callbacks run out of order."""
+    producer = RdKafkaProducer(exactly_once.producer_settings(_settings(stack, "rk-txn"), {}, unique("rk-txn-")))
+    topic = unique("rk-txn-")
+    results: list[tuple[int, bool]] = []
+    lock = threading.Lock()
+
+    def done(number: int, error: Any, _message: Any = None) -> None:
+        with lock:
+            results.append((number, error is None))
+
+    try:
+        producer.init_transactions(60)
+        for _ in range(3):
+            producer.begin_transaction()
+            first = len(results)
+            for number in range(first, first + 5000):
+                producer.send(topic, value=b"x" * 100, key=b"k", headers=[], partition=None, timestamp_ms=None,
+                              on_done=partial(done, number))
+            if end == "commit":
+                producer.commit_transaction(60)
+            else:
+                producer.abort_transaction(60)
+            with lock:
+                numbers = [number for number, _ok in results]
+            assert numbers == list(range(first + 5000)), "every callback ran by the end, in send order"
+        if end == "commit":
+            assert all(ok for _number, ok in results)
+    finally:
+        producer.close(30)
