@@ -24,7 +24,7 @@ import pymongo
 from kafka import KafkaConsumer, TopicPartition
 
 import stack
-from benchmarks import report
+from benchmarks import report, thread_cpu
 from stack.worker import ConnectWorker, distributed_properties
 
 ROOT = Path(__file__).resolve().parent
@@ -140,16 +140,19 @@ def _round(number: int, docs: int, worker: ConnectWorker, mongo: Any, consumer: 
     _wait(lambda: _running(http, name), 60, "connector running")
     t0, c0 = time.monotonic(), tree_cpu_seconds(pid)
     o0 = {k: cpu_seconds(p) for k, p in others.items() if p}
+    tracker = thread_cpu.Tracker(pid)
     _wait(lambda: end_offset(consumer, topic) >= docs + 1, 600, "backlog drained")
     t1, c1 = time.monotonic(), tree_cpu_seconds(pid)
+    by_thread = tracker.stop()
     o1 = {k: cpu_seconds(p) for k, p in others.items() if p}
     rss, hwm = memory_kib(pid)
     result = {"docs": docs, "seconds": t1 - t0, "events_per_s": docs / (t1 - t0),
               "cpu_s_per_10k": (c1 - c0) / docs * 10_000, "rss_mib": rss / 1024, "peak_rss_mib": hwm / 1024,
-              "startup_s": t0 - started,
+              "startup_s": t0 - started, "by_thread": thread_cpu.line(by_thread, docs),
               "cores": {"worker": (c1 - c0) / (t1 - t0), **{k: (o1[k] - o0[k]) / (t1 - t0) for k in o0}}}
     print(f"round {number + 1}: {result['events_per_s']:.0f} events/s, "
-          f"{result['cpu_s_per_10k']:.2f} CPU-s/10k, RSS {result['rss_mib']:.0f} MiB", flush=True)
+          f"{result['cpu_s_per_10k']:.2f} CPU-s/10k, RSS {result['rss_mib']:.0f} MiB; µs per event by thread: "
+          f"{result['by_thread']}", flush=True)
     return result
 
 

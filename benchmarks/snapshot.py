@@ -25,7 +25,7 @@ import pymongo
 from kafka import KafkaConsumer
 
 import stack
-from benchmarks import report
+from benchmarks import report, thread_cpu
 from benchmarks.backlog_drain import _running, _wait, document, end_offset, memory_kib, tree_cpu_seconds
 from stack.worker import ConnectWorker, distributed_properties
 
@@ -87,6 +87,7 @@ def _round(threads: int, docs: int, worker: ConnectWorker, consumer: KafkaConsum
     others = {role: other for role, other in pids.items() if other is not None}
     t0, c0 = time.monotonic(), tree_cpu_seconds(pid)
     o0 = {role: tree_cpu_seconds(other) for role, other in others.items()}
+    tracker = thread_cpu.Tracker(pid)
     _wait(lambda: http.put(f"/connectors/{name}/config", json=config).status_code in (200, 201), 60,
           "connector created (409 while the group rebalances)")
     _wait(lambda: _running(http, name), 60, "connector running")
@@ -101,15 +102,18 @@ def _round(threads: int, docs: int, worker: ConnectWorker, consumer: KafkaConsum
     _wait(copied, 1800, "snapshot in Kafka")
     t1, c1 = time.monotonic(), tree_cpu_seconds(pid)
     cpu = {"worker": c1 - c0, **{role: tree_cpu_seconds(other) - o0[role] for role, other in others.items()}}
+    by_thread = tracker.stop()
     done.set()
     sampler.join()
     http.delete(f"/connectors/{name}")
     result = {"threads": threads, "seconds": t1 - t0, "docs_per_s": docs / (t1 - t0),
               "worker_cores": (c1 - c0) / (t1 - t0), "peak_rss_mib": peak[0] / 1024,
-              "first_s": first[0] if first else t1 - t0, "cpu": cpu, "load": os.getloadavg()[0]}
+              "first_s": first[0] if first else t1 - t0, "cpu": cpu, "load": os.getloadavg()[0],
+              "by_thread": thread_cpu.line(by_thread, docs)}
     print(f"{threads} thread(s): {result['docs_per_s']:.0f} documents/s, first record after "
           f"{result['first_s']:.1f} s, peak RSS {result['peak_rss_mib']:.0f} MiB, CPU seconds "
-          + ", ".join(f"{role} {seconds:.1f}" for role, seconds in cpu.items()), flush=True)
+          + ", ".join(f"{role} {seconds:.1f}" for role, seconds in cpu.items())
+          + f"; worker µs per document by thread: {result['by_thread']}", flush=True)
     return result
 
 
