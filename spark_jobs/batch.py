@@ -4,7 +4,8 @@ records read, their counts, the parse schema of a collection's documents, and th
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from pyspark import StorageLevel
@@ -16,12 +17,19 @@ from spark_jobs import schema as schemas
 from spark_jobs.decode import decode
 from spark_jobs.kafka_source import KafkaRange, read_range
 
-__all__ = ["TABLE_FORMATS", "Batch", "MaterializeOptions", "Summary", "read_batch", "table_schema"]
+__all__ = ["SMALL_BATCH_RECORDS", "TABLE_FORMATS", "Batch", "MaterializeOptions", "Summary", "read_batch",
+           "small_batch_settings", "table_schema"]
 
 TABLE_FORMATS = ("delta", "parquet")
 # Up to this many records a batch's last position per key is broadcast (a row of ~60 bytes per key): beyond it
 # the driver would hold too much, and Spark's shuffle join is used.
 BROADCAST_RECORDS = 2_000_000
+# A batch of up to this many records is evaluated without Spark's code generation: a warm incremental run of
+# 1,000 records spent ~85 % of its CPU on the driver (planning, compiling each plan's generated Java with Janino,
+# Delta's log) against ~15 % in tasks, and interpreted expressions cost less than the compiling for so few rows
+# (benchmarks/results.md, 2026-11-25 16:55)
+SMALL_BATCH_RECORDS = 25_000
+_INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,26 @@ class Batch:
     def summary(self, batch: int, rows: dict[str, int]) -> Summary:
         return Summary(batch, self.records, self.events, self.tombstones, self.rejects, rows,
                        time.monotonic() - self.started)
+
+
+@contextmanager
+def small_batch_settings(spark: SparkSession, records: int) -> Iterator[None]:
+    """Inside: no code generation when ``records`` is at most :data:`SMALL_BATCH_RECORDS` (the session's own
+    settings back afterwards)."""
+    if records > SMALL_BATCH_RECORDS:
+        yield
+        return
+    before = {key: spark.conf.get(key, None) for key in _INTERPRETED}
+    for key, value in _INTERPRETED.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, old in before.items():
+            if old is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, old)
 
 
 def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequence[KafkaRange], fmt: str) -> Batch:

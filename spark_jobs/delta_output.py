@@ -37,7 +37,7 @@ from pyspark.sql import functions as F
 
 from spark_jobs import schema as schemas
 from spark_jobs import tables
-from spark_jobs.batch import Batch, MaterializeOptions, Summary, read_batch, table_schema
+from spark_jobs.batch import Batch, MaterializeOptions, Summary, read_batch, small_batch_settings, table_schema
 from spark_jobs.hadoop_fs import HadoopFolder, qualified
 from spark_jobs.kafka_source import KafkaRange, SparkJobError, offset_ranges
 
@@ -178,6 +178,13 @@ def run(spark: SparkSession, options: MaterializeOptions) -> Summary:
 
 def _apply(spark: SparkSession, options: MaterializeOptions, output: DeltaOutput, plan: Plan,
            done: Done, *, recovering: bool) -> tuple[Summary, Done]:
+    """Apply one batch (a small one without code generation, see :func:`small_batch_settings`)."""
+    with small_batch_settings(spark, sum(r.end - r.start for r in plan.ranges)):
+        return _apply_batch(spark, options, output, plan, done, recovering=recovering)
+
+
+def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: DeltaOutput, plan: Plan,
+                 done: Done, *, recovering: bool) -> tuple[Summary, Done]:
     """Apply one batch. The row count of each table is carried from the last done marker and the writes'
     metrics; when a write may have been skipped as already committed (``recovering``) it is counted instead."""
     log.info("batch %s reads %s", plan.batch,

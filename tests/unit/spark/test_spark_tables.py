@@ -14,6 +14,7 @@ from pyspark.sql import functions as F
 
 from spark_jobs import schema as schemas
 from spark_jobs import tables
+from spark_jobs.batch import SMALL_BATCH_RECORDS, small_batch_settings
 from spark_jobs.decode import decode
 from tests.unit.spark.support import (
     change_event,
@@ -177,3 +178,15 @@ def test_conform_reorders_nested_fields_and_keeps_null_structs(spark: Any) -> No
     assert rows[0]["s"].asDict() == {"b": 2, "a": 1} and list(rows[0]["s"]) == [2, 1]
     assert list(rows[0]["l"][0]) == [4, 3]
     assert rows[1]["s"] is None and rows[1]["l"] is None
+
+
+def test_a_small_batch_runs_without_code_generation_and_gives_the_session_back(spark: Any) -> None:
+    key = "spark.sql.codegen.wholeStage"
+    before = spark.conf.get(key)
+    with small_batch_settings(spark, SMALL_BATCH_RECORDS):
+        assert spark.conf.get(key) == "false"
+        assert spark.conf.get("spark.sql.codegen.factoryMode") == "NO_CODEGEN"
+        assert table_documents(_table(spark, kafka_frame(spark, json_records(_events())))) == mongo_documents(_final())
+    assert spark.conf.get(key) == before
+    with small_batch_settings(spark, SMALL_BATCH_RECORDS + 1):
+        assert spark.conf.get(key) == before
