@@ -192,6 +192,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self._mirror = mirror
         self._txn_context = WorkerTransactionContext() if boundary is TransactionBoundary.CONNECTOR else None
         self._open = False
+        self._aborting = False  # records failed while it is set were purged by the abort
         self._offsets: dict[bytes, Mapping[str, Any]] = {}
         self._acked: list[SourceRecord] = []
         self._acked_lock = threading.Lock()
@@ -269,6 +270,9 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
 
     def _on_done(self, submitted: SubmittedRecord, record: SourceRecord, result: BaseException | None) -> None:
         if result is not None:  # errors.tolerance does not apply: the transaction is lost
+            if self._aborting:  # purged by the abort (librdkafka reports it from inside abort_transaction)
+                log.debug("%s A record of the aborted transaction was not delivered: %s", self.id, result)
+                return
             self._on_error(record.topic, result)
             return
         submitted.ack()
@@ -281,7 +285,11 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
             log.warning("%s Ignoring request to abort transaction as the current transaction is empty", self.id)
             return
         log.info("%s Aborting transaction %s", self.id, why)
-        self._txn.abort_transaction(self._flush_timeout)
+        self._aborting = True
+        try:
+            self._txn.abort_transaction(self._flush_timeout)
+        finally:
+            self._aborting = False
         self._open = False
         self._offsets.clear()
         self._submitted.committable()  # forget what was acknowledged inside the aborted transaction

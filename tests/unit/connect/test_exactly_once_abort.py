@@ -1,0 +1,114 @@
+"""An exactly-once task whose connector aborts a transaction with records still in flight: librdkafka purges them
+and reports each as failed from inside ``abort_transaction``; those records belonged to the aborted transaction, so
+their failure loses nothing and must not fail the task (Java's ``ExactlyOnceWorkerSourceTask`` ignores
+asynchronous send failures: a real one resurfaces when the transaction commits)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from connect.api.records import SourceRecord
+from connect.api.task import SourceTask
+from connect.runtime.exactly_once import ExactlyOnceWorkerSourceTask, TransactionBoundary
+from connect.runtime.worker_source_task import Converters, DeliveryCallback, TaskStatusListener
+from connect.storage.config_state import ConnectorTaskId
+from connect.storage.file import FileOffsetStore
+from converters.header import SimpleHeaderConverter
+from converters.json import JsonConverter
+
+
+class _Task(SourceTask):
+    def start(self, props: Mapping[str, str]) -> None:
+        """Never started: only the send path runs."""
+
+    def poll(self) -> list[SourceRecord] | None:
+        return None
+
+    def stop(self) -> None:
+        """Nothing to stop."""
+
+
+class _PurgedError(Exception):
+    """What librdkafka reports for a record an abort purged (Local: Purged in queue)."""
+
+
+class _TransactionalProducer:
+    """Holds records until the transaction ends: a commit acknowledges them, an abort fails them (purged)."""
+
+    def __init__(self) -> None:
+        self.held: list[DeliveryCallback] = []
+        self.ended: list[str] = []
+
+    def send(self, topic: str, *, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
+             partition: int | None, timestamp_ms: int | None, on_done: DeliveryCallback | None = None) -> None:
+        if on_done is not None:
+            self.held.append(on_done)
+
+    def _end(self, how: str, error: BaseException | None) -> None:
+        held, self.held = self.held, []
+        for on_done in held:
+            on_done(error, None)
+        self.ended.append(how)
+
+    def init_transactions(self, timeout: float) -> None:
+        """Nothing to fence."""
+
+    def begin_transaction(self) -> None:
+        """Local."""
+
+    def commit_transaction(self, timeout: float) -> None:
+        self._end("commit", None)
+
+    def abort_transaction(self, timeout: float) -> None:
+        self._end("abort", _PurgedError("Local: Purged in queue"))
+
+    @staticmethod
+    def failure(error: Any) -> BaseException:
+        return error if isinstance(error, BaseException) else RuntimeError(error)
+
+    def dispatch(self) -> None:
+        """Nothing is queued."""
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Not used here."""
+
+    def close(self, timeout: float | None = None) -> None:
+        """Nothing to release."""
+
+
+def _task(tmp_path: Path) -> tuple[ExactlyOnceWorkerSourceTask, _TransactionalProducer]:
+    store = FileOffsetStore(tmp_path / "offsets.json")
+    store.start()
+    key, value = JsonConverter(), JsonConverter()
+    key.configure({}, True)
+    value.configure({}, False)
+    producer = _TransactionalProducer()
+    task = ExactlyOnceWorkerSourceTask(
+        ConnectorTaskId("conn", 0), _Task(), {}, Converters(key, value, SimpleHeaderConverter()), producer, store,
+        TaskStatusListener(), flush_interval_ms=60_000, flush_timeout_ms=5_000, offsets_topic="offsets",
+        boundary=TransactionBoundary.CONNECTOR, interval_ms=60_000, preflight=lambda: None, read_offsets=lambda: None)
+    return task, producer
+
+
+def _records(first: int, count: int) -> list[SourceRecord]:
+    return [SourceRecord({"p": 0}, {"n": n}, "topic", None, None, None, None, f"v{n}")
+            for n in range(first, first + count)]
+
+
+def test_records_purged_by_an_abort_the_connector_asked_for_do_not_fail_the_task(tmp_path: Path) -> None:
+    task, producer = _task(tmp_path)
+    assert task._send(_records(0, 5)) == []
+    task._abort("as requested by the connector")
+    assert producer.ended == ["abort"] and task._send_error is None, "the aborted records' failure lost nothing"
+    assert task._send(_records(5, 3)) == []
+    task._commit_transaction()
+    assert producer.ended == ["abort", "commit"] and task.transactions == 1 and task._send_error is None
+
+
+def test_a_failure_outside_an_abort_still_fails_the_task(tmp_path: Path) -> None:
+    task, producer = _task(tmp_path)
+    assert task._send(_records(0, 2)) == []
+    producer.held.pop(0)(_PurgedError("Broker: Message size too large"), None)
+    assert isinstance(task._send_error, _PurgedError)
