@@ -18,7 +18,7 @@ from spark_jobs.decode import decode
 from spark_jobs.kafka_source import KafkaRange, read_range
 
 __all__ = ["SMALL_BATCH_RECORDS", "TABLE_FORMATS", "Batch", "MaterializeOptions", "Summary", "read_batch",
-           "small_batch_settings", "table_schema"]
+           "session_conf", "small_batch_settings", "table_schema"]
 
 TABLE_FORMATS = ("delta", "parquet")
 # Up to this many records a batch's last position per key is broadcast (a row of ~60 bytes per key): beyond it
@@ -103,8 +103,15 @@ def small_batch_settings(spark: SparkSession, records: int) -> Iterator[None]:
     if records > SMALL_BATCH_RECORDS:
         yield
         return
-    before = {key: spark.conf.get(key, None) for key in _INTERPRETED}
-    for key, value in _INTERPRETED.items():
+    with session_conf(spark, _INTERPRETED):
+        yield
+
+
+@contextmanager
+def session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
+    """``settings`` for the work inside, the session's own values back afterwards."""
+    before: dict[str, str | None] = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
         spark.conf.set(key, value)
     try:
         yield

@@ -37,7 +37,15 @@ from pyspark.sql import functions as F
 
 from spark_jobs import schema as schemas
 from spark_jobs import tables
-from spark_jobs.batch import Batch, MaterializeOptions, Summary, read_batch, small_batch_settings, table_schema
+from spark_jobs.batch import (
+    Batch,
+    MaterializeOptions,
+    Summary,
+    read_batch,
+    session_conf,
+    small_batch_settings,
+    table_schema,
+)
 from spark_jobs.hadoop_fs import HadoopFolder, qualified
 from spark_jobs.kafka_source import KafkaRange, SparkJobError, offset_ranges
 
@@ -254,28 +262,12 @@ def _transaction(spark: SparkSession, plan: Plan) -> Iterator[None]:
         spark.conf.unset(_TXN_VERSION)
 
 
-@contextmanager
-def _session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None]:
-    """``settings`` for the writes inside, the session's own values back afterwards."""
-    before: dict[str, str | None] = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, old in before.items():
-            if old is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, old)
-
-
 def _append_logs(spark: SparkSession, output: DeltaOutput, plan: Plan, batch: Batch) -> None:
     if batch.rejects:
-        with _session_conf(spark, {_STATS_COLUMNS: REJECTS_STATS}):
+        with session_conf(spark, {_STATS_COLUMNS: REJECTS_STATS}):
             tables.rejects(batch.changes, plan.batch).write.format("delta").mode("append").save(output.rejects)
     changes = tables.change_log(batch.changes)
-    with _session_conf(spark, {_STATS_COLUMNS: CHANGES_STATS, _CONCURRENT_WRITERS[0]: _CONCURRENT_WRITERS[1]}):
+    with session_conf(spark, {_STATS_COLUMNS: CHANGES_STATS, _CONCURRENT_WRITERS[0]: _CONCURRENT_WRITERS[1]}):
         for topic in batch.topics:
             changes.where(F.col("topic") == topic).write.format("delta").mode("append").partitionBy("date") \
                 .save(output.changes(topic))
@@ -304,7 +296,7 @@ def _merge_prepared(spark: SparkSession, output: DeltaOutput, plan: Plan, topic:
              time.monotonic() - step)
     path = output.table(topic)
     if not DeltaTable.isDeltaTable(spark, path):
-        with _session_conf(spark, {_STATS_COLUMNS: TABLE_STATS}):
+        with session_conf(spark, {_STATS_COLUMNS: TABLE_STATS}):
             tables.materialized(documents, merged).write.format("delta").mode("append").save(path)
         return merged.json(), ("new", documents.count())
     source = tables.materialized(prepared, merged)
@@ -317,7 +309,7 @@ def _merge_prepared(spark: SparkSession, output: DeltaOutput, plan: Plan, topic:
         # structs of nulls)
         conformed = source.select(*(schemas.conform(F.col(f"`{f.name}`"), source.schema[f.name].dataType,
                                                     f.dataType).alias(f.name) for f in current.schema.fields))
-        with _session_conf(spark, dict([_MATERIALIZE_SOURCE])):
+        with session_conf(spark, dict([_MATERIALIZE_SOURCE])):
             metrics = (DeltaTable.forPath(spark, path).alias("t").merge(conformed.alias("s"), "t._key = s._key")
                        .whenMatchedDelete("s._op = 'd'").whenMatchedUpdateAll()
                        .whenNotMatchedInsertAll("s._op <> 'd'").execute()).first()
