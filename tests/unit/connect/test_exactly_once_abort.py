@@ -5,36 +5,20 @@ asynchronous send failures: a real one resurfaces when the transaction commits).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from connect.api.records import SourceRecord
-from connect.api.task import SourceTask
 from connect.runtime.exactly_once import ExactlyOnceWorkerSourceTask, TransactionBoundary
-from connect.runtime.worker_source_task import Converters, DeliveryCallback, TaskStatusListener
+from connect.runtime.worker_source_task import DeliveryCallback, TaskStatusListener
 from connect.storage.config_state import ConnectorTaskId
-from connect.storage.file import FileOffsetStore
-from converters.header import SimpleHeaderConverter
-from converters.json import JsonConverter
-
-
-class _Task(SourceTask):
-    def start(self, props: Mapping[str, str]) -> None:
-        """Never started: only the send path runs."""
-
-    def poll(self) -> list[SourceRecord] | None:
-        return None
-
-    def stop(self) -> None:
-        """Nothing to stop."""
+from tests.unit.connect.support import IdleTask, QuietProducer, json_converters, offset_store
 
 
 class _PurgedError(Exception):
     """What librdkafka reports for a record an abort purged (Local: Purged in queue)."""
 
 
-class _TransactionalProducer:
+class _TransactionalProducer(QuietProducer):
     """Holds records until the transaction ends: a commit acknowledges them, an abort fails them (purged)."""
 
     def __init__(self) -> None:
@@ -64,29 +48,11 @@ class _TransactionalProducer:
     def abort_transaction(self, timeout: float) -> None:
         self._end("abort", _PurgedError("Local: Purged in queue"))
 
-    @staticmethod
-    def failure(error: Any) -> BaseException:
-        return error if isinstance(error, BaseException) else RuntimeError(error)
-
-    def dispatch(self) -> None:
-        """Nothing is queued."""
-
-    def flush(self, timeout: float | None = None) -> None:
-        """Not used here."""
-
-    def close(self, timeout: float | None = None) -> None:
-        """Nothing to release."""
-
 
 def _task(tmp_path: Path) -> tuple[ExactlyOnceWorkerSourceTask, _TransactionalProducer]:
-    store = FileOffsetStore(tmp_path / "offsets.json")
-    store.start()
-    key, value = JsonConverter(), JsonConverter()
-    key.configure({}, True)
-    value.configure({}, False)
     producer = _TransactionalProducer()
     task = ExactlyOnceWorkerSourceTask(
-        ConnectorTaskId("conn", 0), _Task(), {}, Converters(key, value, SimpleHeaderConverter()), producer, store,
+        ConnectorTaskId("conn", 0), IdleTask(), {}, json_converters(), producer, offset_store(tmp_path),
         TaskStatusListener(), flush_interval_ms=60_000, flush_timeout_ms=5_000, offsets_topic="offsets",
         boundary=TransactionBoundary.CONNECTOR, interval_ms=60_000, preflight=lambda: None, read_offsets=lambda: None)
     return task, producer

@@ -5,37 +5,22 @@ collection's topic) in any order, so the committed offset is the last of the ack
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from connect.api.records import SourceRecord
-from connect.api.task import SourceTask
 from connect.runtime.offsets import OffsetReader
-from connect.runtime.worker_source_task import Converters, DeliveryCallback, TaskStatusListener, WorkerSourceTask
+from connect.runtime.worker_source_task import DeliveryCallback, TaskStatusListener, WorkerSourceTask
 from connect.storage.config_state import ConnectorTaskId
 from connect.storage.file import FileOffsetStore
-from converters.header import SimpleHeaderConverter
-from converters.json import JsonConverter
+from tests.unit.connect.support import IdleTask, QuietProducer, json_converters, offset_store
 
 PARTITION = {"server_id": "prefix"}
 TOPICS = ("prefix.db.a", "prefix.db.b", "prefix.db.c")
 
 
-class _Task(SourceTask):
-    def start(self, props: Mapping[str, str]) -> None:
-        """Never started: only the send path runs."""
-
-    def poll(self) -> list[SourceRecord] | None:
-        return None
-
-    def stop(self) -> None:
-        """Nothing to stop."""
-
-
-class _HoldingProducer:
+class _HoldingProducer(QuietProducer):
     """Keeps each record's callback, per topic (one Kafka partition each), until the test acknowledges it."""
 
     def __init__(self) -> None:
@@ -46,29 +31,11 @@ class _HoldingProducer:
         assert on_done is not None
         self.held[topic].append(on_done)
 
-    @staticmethod
-    def failure(error: Any) -> BaseException:
-        return error if isinstance(error, BaseException) else RuntimeError(error)
-
-    def dispatch(self) -> None:
-        """Nothing is queued."""
-
-    def flush(self, timeout: float | None = None) -> None:
-        """Not used here."""
-
-    def close(self, timeout: float | None = None) -> None:
-        """Nothing to release."""
-
 
 def _runner(tmp_path: Path) -> tuple[WorkerSourceTask, _HoldingProducer, FileOffsetStore]:
-    store = FileOffsetStore(tmp_path / "offsets.json")
-    store.start()
-    key, value = JsonConverter(), JsonConverter()
-    key.configure({}, True)
-    value.configure({}, False)
+    store = offset_store(tmp_path)
     producer = _HoldingProducer()
-    runner = WorkerSourceTask(ConnectorTaskId("conn", 0), _Task(), {},
-                              Converters(key, value, SimpleHeaderConverter()), producer, store,
+    runner = WorkerSourceTask(ConnectorTaskId("conn", 0), IdleTask(), {}, json_converters(), producer, store,
                               TaskStatusListener(), flush_interval_ms=60_000, flush_timeout_ms=5_000)
     return runner, producer, store
 
