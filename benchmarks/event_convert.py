@@ -41,6 +41,7 @@ from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 
 from benchmarks.backlog_drain import document
+from connect.api.metrics import Metric
 from connect.api.records import SourceRecord
 from connect.api.task import SourceTask
 from connect.runtime.worker_source_task import Converters, DeliveryCallback, TaskStatusListener, WorkerSourceTask
@@ -126,6 +127,9 @@ class _AckingProducer:
 
     def dispatch(self) -> None:
         """Nothing is queued."""
+
+    def metrics(self) -> list[Metric]:
+        return []
 
     def flush(self, timeout: float | None = None) -> None:
         """Nothing is in flight."""

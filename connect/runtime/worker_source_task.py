@@ -55,6 +55,9 @@ class SourceProducer(Protocol):
     def dispatch(self) -> None:
         """Send what was queued by ``send``."""
 
+    def metrics(self) -> list[Metric]:
+        """The producer's client metrics (Strimzi's ``kafka_producer_*``)."""
+
     def flush(self, timeout: float | None = None) -> None:
         """Wait for every record sent so far."""
 
@@ -229,10 +232,7 @@ class WorkerSourceTask:
 
     def metrics(self) -> list[Metric]:
         """Connect's task metrics (:mod:`connect.runtime.task_metrics`) plus the task's own."""
-        own = self.task_metrics.samples(self._errors.metrics())
-        producer_metrics = getattr(self._producer, "metrics", None)  # librdkafka's producer has them
-        if producer_metrics is not None:
-            own += producer_metrics()
+        own = self.task_metrics.samples(self._errors.metrics()) + self._producer.metrics()
         try:
             return own + list(self._task.metrics())
         except Exception:

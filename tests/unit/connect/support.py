@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from connect.api.metrics import Metric
 from connect.api.records import SourceRecord
 from connect.api.task import SourceTask
 from connect.runtime.worker_source_task import Converters
@@ -37,6 +38,9 @@ class QuietProducer:
 
     def dispatch(self) -> None:
         """Nothing is queued."""
+
+    def metrics(self) -> list[Metric]:
+        return []
 
     def flush(self, timeout: float | None = None) -> None:
         """Not used here."""

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from connect.api.errors import AlreadyExistsError, NotFoundError
+from connect.api.metrics import Metric
 from connect.runtime.herder import Herder
 from connect.runtime.membership import RebalanceListener
 from connect.runtime.reconciler import Reconciler
@@ -55,6 +56,9 @@ class MemoryProducer:
             pending, self._pending = self._pending, []
         for on_done in pending:
             on_done(None)
+
+    def metrics(self) -> list[Metric]:
+        return []
 
     def flush(self, timeout: float | None = None) -> None:
         self.dispatch()

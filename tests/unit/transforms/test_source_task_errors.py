@@ -12,6 +12,7 @@ from typing import Any
 
 from connect.api.data import STRING, Schema, Struct, Type, struct_schema
 from connect.api.errors import DataError, RetriableError
+from connect.api.metrics import Metric
 from connect.api.records import SourceRecord
 from connect.api.task import SourceTask
 from connect.runtime.error_handling import ErrorHandlingConfig
@@ -69,6 +70,9 @@ class _Producer:
 
     def dispatch(self) -> None:
         pass
+
+    def metrics(self) -> list[Metric]:
+        return []
 
     def flush(self, timeout: float | None = None) -> None:
         pass
