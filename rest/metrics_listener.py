@@ -32,13 +32,34 @@ def metrics_app(registry: CollectorRegistry) -> FastAPI:
     return app
 
 
+_THREAD_NAME = "metrics-listener"
+
+
+class _NotTheScrapes(logging.Filter):
+    """Keeps the scrapes of ``/metrics`` out of the REST access log (``uvicorn.access``, shared by every uvicorn
+    server of the process), as the JMX exporter agent's requests are not in Connect's: they are served on the
+    listener's thread."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.threadName != _THREAD_NAME
+
+
 class MetricsListener:
     """The metrics server on its own thread; the socket is bound in :meth:`start`, so a port in use is an error
-    there."""
+    there.
+
+    uvicorn's logging is left as :mod:`connect.runtime.log_setup` set it: ``log_config=None`` (uvicorn's own would
+    give its loggers handlers of its own on stderr), ``log_level=None`` (it would set the levels of every uvicorn
+    logger) and ``access_log=True`` (``False`` would strip the shared ``uvicorn.access`` logger of its propagation,
+    losing the REST access log); the filter keeps this server's requests out of that log."""
 
     def __init__(self, host: str, port: int, registry: CollectorRegistry) -> None:
         self._address = (host, port)
-        self._server = uvicorn.Server(uvicorn.Config(metrics_app(registry), log_level="warning", access_log=False))
+        self._server = uvicorn.Server(uvicorn.Config(metrics_app(registry), log_config=None, log_level=None,
+                                                     access_log=True))
+        access = logging.getLogger("uvicorn.access")
+        if not any(isinstance(f, _NotTheScrapes) for f in access.filters):
+            access.addFilter(_NotTheScrapes())
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
@@ -55,7 +76,7 @@ class MetricsListener:
         sock.listen(128)
         sock.setblocking(False)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [sock]},
-                                        name="metrics-listener", daemon=True)
+                                        name=_THREAD_NAME, daemon=True)
         self._thread.start()
         log.info("Serving /metrics on http://%s:%s/metrics (no authentication)", host, port)
 
