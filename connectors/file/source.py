@@ -18,7 +18,10 @@ from connect.api.errors import ConnectError
 from connect.api.records import SourceRecord
 from connect.api.task import SourceTask
 
-log = logging.getLogger(__name__)
+# Named after Kafka's classes, as Java's per-class loggers are: a level set on ``org.apache.kafka.connect.file``
+# (PUT /admin/loggers) reaches them, and the answer names them as Java Connect's does.
+log = logging.getLogger("org.apache.kafka.connect.file.FileStreamSourceConnector")
+task_log = logging.getLogger("org.apache.kafka.connect.file.FileStreamSourceTask")
 
 CONFIG_DEF = ConfigDef((
     ConfigKey("file", ConfigType.STRING, importance="HIGH", documentation="Source filename."),
@@ -36,6 +39,7 @@ class FileStreamSourceConnector(SourceConnector):
     def start(self, props: Mapping[str, str]) -> None:
         """Keep the config."""
         self._props = dict(props)
+        log.debug("Starting: file %s, topic %s", props.get("file"), props.get("topic"))
 
     def task_class(self) -> type:
         """The task class."""
@@ -80,11 +84,19 @@ class FileStreamSourceTask(SourceTask):
         stored = self.context.offset_storage_reader.offset(self.partition)
         self.position = int(stored["position"]) if stored else 0
         self._stopped = False
+        self._missing_reported = False
+        task_log.debug("Reading %s from byte %d", self.path, self.position)
 
     def poll(self) -> list[SourceRecord] | None:
         """New complete lines since the last poll."""
-        if self._stopped or not self.path.exists():
+        if self._stopped:
             return None
+        if not self.path.exists():
+            if not self._missing_reported:
+                task_log.warning("File %s does not exist (yet); waiting for it to be created", self.path)
+                self._missing_reported = True
+            return None
+        self._missing_reported = False
         records: list[SourceRecord] = []
         with open(self.path, "rb") as handle:
             handle.seek(self.position)

@@ -167,3 +167,21 @@ def test_a_java_name_also_sets_the_modules_it_stands_for(manager: logging.Manage
     assert changed == ["connect.runtime.rdkafka_producer", "kafka", "org.apache.kafka.clients"]
     assert producer.getEffectiveLevel() == logging.ERROR
     assert manager.getLogger("kafka").getEffectiveLevel() == logging.ERROR
+
+
+def test_the_file_connector_logs_under_kafkas_class_names() -> None:
+    """A level set on ``org.apache.kafka.connect.file`` reaches the FileStreamSource connector and task, and the
+    answer names their loggers, as Java Connect's does (checked side by side by compat/rest_side_by_side.py)."""
+    from connectors.file import source
+
+    names = {f"org.apache.kafka.connect.file.{name}" for name in ("FileStreamSourceConnector", "FileStreamSourceTask")}
+    assert {source.log.name, source.task_log.name} == names
+    loggers = Loggers()
+    namespace = logging.getLogger("org.apache.kafka.connect.file")
+    before = {logger: logger.level for logger in (namespace, source.log, source.task_log)}
+    try:
+        assert names <= set(loggers.set_level("org.apache.kafka.connect.file", "TRACE"))
+        assert source.task_log.isEnabledFor(TRACE)
+    finally:
+        for logger, level in before.items():
+            logger.setLevel(level)
