@@ -198,6 +198,7 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self._acked_lock = threading.Lock()
         self._next_commit = time.monotonic() + self._interval
         self.transactions = 0  # committed, for metrics and tests
+        self.task_metrics.track_transactions()
 
     def _prepare_to_initialize(self) -> None:
         self._preflight()
@@ -320,10 +321,13 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self._offsets.clear()
         self._submitted.committable()
         self.transactions += 1
-        if self._mirror is not None and batch:
-            self._mirror(batch)
         with self._acked_lock:
             acked, self._acked = self._acked, []
+        # every record of the transaction is acknowledged once it committed (librdkafka served their reports
+        # before commit_transaction returned): its size, without the dropped records, as Connect counts it
+        self.task_metrics.transaction_committed(len(acked))
+        if self._mirror is not None and batch:
+            self._mirror(batch)
         for record in acked:
             self._commit_record(record)
         try:

@@ -3,6 +3,9 @@
 (``kafka_connect_connector_task_*``, ``kafka_connect_source_task_*``, ``kafka_connect_task_error_*``, each with the
 labels ``connector`` and ``task``; the status as ``kafka_connect_connector_task_status{status="running"} 1``).
 
+An exactly-once task (:mod:`connect.runtime.exactly_once`) also has KIP-618's ``transaction-size-avg``/``-min``/
+``-max`` (records per committed transaction), which Connect registers for ``ExactlyOnceWorkerSourceTask`` only.
+
 The task thread records poll batches and offset commits, the producer's thread counts acknowledged records (one
 integer increment: the hot path pays nothing more) and the worker sets the state. Rates, averages and maxima are
 over the last :data:`WINDOW_S` seconds, as Connect's two 30-second samples; totals and ratios since the task
@@ -41,14 +44,22 @@ class _Window:
         while self._values and self._values[0][0] < now - WINDOW_S:
             self._values.popleft()
 
-    def stats(self) -> tuple[float, float]:
-        """(average, maximum); NaN for both when nothing was recorded in the window, as Connect reports."""
+    def _current(self) -> list[float]:
         with self._lock:
             self._trim(self._clock())
-            values = [v for _, v in self._values]
+            return [v for _, v in self._values]
+
+    def stats(self) -> tuple[float, float]:
+        """(average, maximum); NaN for both when nothing was recorded in the window, as Connect reports."""
+        average, _minimum, maximum = self.spread()
+        return average, maximum
+
+    def spread(self) -> tuple[float, float, float]:
+        """(average, minimum, maximum); NaN for each when nothing was recorded in the window."""
+        values = self._current()
         if not values:
-            return float("nan"), float("nan")
-        return sum(values) / len(values), max(values)
+            return float("nan"), float("nan"), float("nan")
+        return sum(values) / len(values), min(values), max(values)
 
 
 class _Rate:
@@ -91,6 +102,7 @@ class TaskMetrics:
         self._poll_rate = _Rate(clock)
         self._write_rate = _Rate(clock)
         self._active = _Window(clock)
+        self._transaction_sizes: _Window | None = None  # an exactly-once task's only
 
     # --- recording -------------------------------------------------------------------------------
     def set_state(self, state: str) -> None:
@@ -114,6 +126,16 @@ class TaskMetrics:
             self.commits_ok += 1
         else:
             self.commits_failed += 1
+
+    def track_transactions(self) -> None:
+        """This task commits transactions (exactly-once): its samples include the transaction sizes from now on."""
+        if self._transaction_sizes is None:
+            self._transaction_sizes = _Window(self._clock)
+
+    def transaction_committed(self, size: int) -> None:
+        """A transaction of ``size`` records (dropped records not counted, as Connect's) was committed."""
+        if self._transaction_sizes is not None:
+            self._transaction_sizes.record(size)
 
     def active(self) -> int:
         """Records polled and not yet acknowledged, dropped by a transform or skipped."""
@@ -188,4 +210,14 @@ class TaskMetrics:
                  "last_error_timestamp": "Time of the last error, in ms since the epoch (0: none)."}
         result.extend(gauge(f"kafka_connect_task_error_{name}", float(errors.get(name, 0)), text)
                       for name, text in helps.items())
+        if self._transaction_sizes is not None:
+            size_avg, size_min, size_max = self._transaction_sizes.spread()
+            result += [
+                gauge(source + "transaction_size_avg", size_avg,
+                      "Average number of records in the transactions the task committed."),
+                gauge(source + "transaction_size_min", size_min,
+                      "Number of records in the smallest transaction the task committed."),
+                gauge(source + "transaction_size_max", size_max,
+                      "Number of records in the largest transaction the task committed."),
+            ]
         return result

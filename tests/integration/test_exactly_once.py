@@ -36,6 +36,7 @@ from tests.integration.support import (
     read_to_end,
     unique,
 )
+from tests.integration.test_metrics import samples, value
 
 pytestmark = pytest.mark.integration
 
@@ -323,7 +324,7 @@ def test_transaction_boundaries(boundary: str, worker_factory: Callable[..., Wor
                                 tmp_path: Any) -> None:
     """``poll``: one transaction per batch the task returns (here one line each); ``interval``: one per
     ``transaction.boundary.interval.ms``, however many batches. Each transaction leaves one commit marker in the
-    topic, so the markers count the transactions."""
+    topic, so the markers count the transactions. The task's ``transaction-size-*`` metrics say the same."""
     worker = worker_factory({"exactly.once.source.support": "enabled"})
     name, topic = unique("boundary-"), unique("boundary-topic-")
     lines = 200
@@ -339,3 +340,16 @@ def test_transaction_boundaries(boundary: str, worker_factory: Callable[..., Wor
         assert markers == lines
     else:
         assert 1 <= markers <= lines // 10, f"{markers} transactions for {lines} one-line batches"
+    families = [f"kafka_connect_source_task_transaction_size_{stat}" for stat in ("avg", "min", "max")]
+    deadline = time.monotonic() + 30  # recorded once commit_transaction returned, just after consumers see it
+    while True:
+        found = samples(worker.http.get("/metrics").text)
+        average, smallest, largest = (value(found, family, connector=name, task="0") for family in families)
+        if (average is not None and average > 0) or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    assert average is not None and smallest is not None and largest is not None, families
+    if boundary == "poll":
+        assert average == smallest == largest == 1.0  # one line per batch, one batch per transaction
+    else:
+        assert 1.0 <= smallest <= average <= largest and largest >= 10, (smallest, average, largest)
