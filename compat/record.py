@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from compat import jshell_goldens
 from compat.debezium import releases
 
 
@@ -30,6 +31,12 @@ def _golden(release: str, scenario: str) -> Callable[[], int]:
     def run() -> int:
         from compat.debezium import golden
         return golden.main(["--release", release, "--scenario", scenario])
+    return run
+
+
+def _jshell(name: str) -> Callable[[], int]:
+    def run() -> int:
+        return jshell_goldens.main([name])
     return run
 
 
@@ -72,6 +79,8 @@ RECORDERS: tuple[Recorder, ...] = (
              _module_main("compat.debezium.records_golden")),
     Recorder("java-converters", "tests/unit/converters/java_golden.json",
              _module_main("compat.converters_golden")),
+    *(Recorder(golden.name, str(golden.out.relative_to(jshell_goldens.ROOT)), _jshell(golden.name))
+      for golden in jshell_goldens.GOLDENS),
     Recorder("java-classes", "tests/unit/converters/json_roundtrip_golden.json, "
                              "tests/unit/transforms/smt_golden.json, tests/unit/converters/cloudevents_golden.json",
              _module_main("tests.tooling.java_golden.record")),

@@ -1,12 +1,14 @@
 """Connect's group protocol bytes and the eager assignor.
 
-The golden bytes were printed by Kafka Connect 4.3.1's own ``ConnectProtocol`` (connect-runtime jar from Maven
-Central) with ``group_protocol_golden.jsh`` beside this file (jars fetched by ``compat``):
-``jshell --class-path "$(find .cache/connect-4.3.1 -name '*.jar' | tr '\\n' :)" \\
-tests/unit/connect/group_protocol_golden.jsh``.
+The golden bytes (``data/group_protocol_golden.txt``) were printed by Kafka Connect 4.3.1's own ``ConnectProtocol``
+and ``IncrementalCooperativeConnectProtocol`` (connect-runtime jar from Maven Central) with
+``compat/jshell/group_protocol_golden.jsh`` and ``group_protocol_v1_golden.jsh``; ``python -m compat.record
+group-protocol`` re-records them, the file's first line naming the JDK and Kafka Connect.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -14,12 +16,12 @@ from connect.api.errors import ConnectError
 from connect.distributed import protocol as gp
 from connect.storage.config_state import ConfigState, ConnectorTaskId, TargetState
 
-JAVA_METADATA = "00000016687474703a2f2f3132372e302e302e313a383038332f000000000000002a"
-JAVA_ASSIGNMENT = (
-    "00000000000d636f6e6e6563742d312d6162630016687474703a2f2f3132372e302e302e313a383038332f0000000000000007"
-    "000000020005616c70686100000003ffffffff000000000000000100046265746100000002ffffffff00000000")
-JAVA_MISMATCH = ("00000001000d636f6e6e6563742d312d6162630016687474703a2f2f3132372e302e302e313a383038332f"
-                 "000000000000000900000000")
+_HEADER, *_LINES = (Path(__file__).parent / "data" / "group_protocol_golden.txt").read_text().splitlines()
+JAVA = dict(line.split(" ", 1) for line in _LINES)
+"""What the scripts printed: name -> hex bytes (DESER: Java's toString of the v1 assignment read back)."""
+JAVA_METADATA = JAVA["META"]
+JAVA_ASSIGNMENT = JAVA["ASSIGN"]
+JAVA_MISMATCH = JAVA["MISMATCH"]
 URL = "http://127.0.0.1:8083/"
 
 
@@ -40,14 +42,14 @@ def test_assignment_bytes_match_java() -> None:
 
 
 # printed by group_protocol_v1_golden.jsh (IncrementalCooperativeConnectProtocol, the "compatible" subprotocol)
-JAVA_META_V1 = ("00010016687474703a2f2f3132372e302e302e313a383038332f000000000000002a0000005200010000000d636f6e6e"
-                "6563742d312d6162630016687474703a2f2f3132372e302e302e313a383038332f0000000000000007000000010005616c"
-                "7068610000"
-                "0002ffffffff000000000000000000000000")
-JAVA_META_V1_NULL = "00010016687474703a2f2f3132372e302e302e313a383038332f000000000000002affffffff"
-JAVA_ASSIGN_V1 = ("00010000000d636f6e6e6563742d312d6162630016687474703a2f2f3132372e302e302e313a383038332f000000000000"
-                  "0007000000020005616c70686100000003ffffffff000000000000000100046265746100000002ffffffff0000000000"
-                  "000001000567616d6d6100000002ffffffff00000002000005dc")
+JAVA_META_V1 = JAVA["META1"]
+JAVA_META_V1_NULL = JAVA["META1NULL"]
+JAVA_ASSIGN_V1 = JAVA["ASSIGN1"]
+JAVA_ASSIGN_V1_EMPTY = JAVA["ASSIGN1EMPTY"]
+
+
+def test_the_golden_names_who_printed_it() -> None:
+    assert _HEADER.startswith("# recorded_with: ") and '"kafka_connect": "4.3.1"' in _HEADER
 
 
 def test_v1_metadata_and_assignment_bytes_match_java() -> None:
@@ -65,6 +67,9 @@ def test_v1_metadata_and_assignment_bytes_match_java() -> None:
                                delay_ms=1500)
     assert gp.encode_assignment(assignment).hex() == JAVA_ASSIGN_V1
     assert gp.decode_assignment(bytes.fromhex(JAVA_ASSIGN_V1)) == assignment
+    empty_assignment = gp.Assignment(gp.NO_ERROR, "connect-1-abc", URL, 7, (), (), version=1)
+    assert gp.encode_assignment(empty_assignment).hex() == JAVA_ASSIGN_V1_EMPTY
+    assert gp.decode_assignment(bytes.fromhex(JAVA_ASSIGN_V1_EMPTY)) == empty_assignment
 
 
 def test_our_config_topic_trailer_round_trips_in_both_versions() -> None:

@@ -1,6 +1,7 @@
 """``connect.javalang`` against what the JVM prints: ``Double.toString`` and ``Float.toString`` (JDK 19+, here
-Temurin 25's jshell: the cases below, and ``data/javalang_golden.txt`` written by ``javalang_golden.jsh`` beside
-this file), ``String.valueOf``/``AbstractMap.toString``/``AbstractCollection.toString``, and ``HashMap`` iteration
+Temurin 25's jshell: the cases below, and ``data/javalang_golden.txt`` printed by
+``compat/jshell/javalang_golden.jsh``, re-recorded by ``python -m compat.record javalang``, its first line naming
+the JDK), ``String.valueOf``/``AbstractMap.toString``/``AbstractCollection.toString``, and ``HashMap`` iteration
 order (JDK 17)."""
 
 from __future__ import annotations
@@ -53,7 +54,9 @@ def test_float_to_string(value: float, expected: str) -> None:
 
 def test_double_and_float_to_string_match_the_golden_file() -> None:
     mismatches = []
-    for line in GOLDEN.read_text().splitlines():
+    header, *lines = GOLDEN.read_text().splitlines()
+    assert header.startswith("# recorded_with: ")  # the JDK that printed it
+    for line in lines:
         kind, bits, expected = line.split(" ")
         if kind == "D":
             got = double_to_string(struct.unpack(">d", int(bits, 16).to_bytes(8, "big"))[0])

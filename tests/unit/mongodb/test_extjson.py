@@ -4,8 +4,9 @@
 which Debezium release, driver and Java): each BSON document (``bson``, base64) decoded by the MongoDB Java driver
 Debezium bundles and written as Debezium writes it: ``strict`` (its compact STRICT settings: after/before),
 ``relaxed`` (``BsonDocument.toJson()``: updatedFields) and ``keys`` (every top-level value as the record key
-``id``). ``data/java17_unescaped_bmp_ranges.txt`` lists the BMP characters that the Java 17 writer leaves unescaped
-in strings.
+``id``). ``data/java17_unescaped_bmp_ranges.txt`` lists the BMP characters that the driver's writer leaves unescaped
+in strings on Java 17 (printed by ``compat/jshell/unescaped_bmp.jsh``, re-recorded by ``python -m compat.record
+java17-unescaped-bmp``; its first line names the JDK, Debezium and driver).
 """
 
 from __future__ import annotations
@@ -149,7 +150,9 @@ def test_java_double(value: float, expected: str) -> None:
 
 def test_string_escaping_of_every_bmp_char_matches_java17_except_newer_unicode() -> None:
     raw: set[int] = set()
-    for line in (DATA / "java17_unescaped_bmp_ranges.txt").read_text().split():
+    header, *lines = (DATA / "java17_unescaped_bmp_ranges.txt").read_text().splitlines()
+    assert header.startswith("# recorded_with: ") and '"17.' in header  # a JDK 17 printed it
+    for line in lines:
         first, last = (int(part, 16) for part in line.split("-"))
         raw.update(range(first, last + 1))
     ours = {cp for cp in range(0x10000) if extjson.java_string(chr(cp)) == '"' + chr(cp) + '"'}

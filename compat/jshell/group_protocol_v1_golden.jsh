@@ -1,3 +1,7 @@
+// The bytes of Kafka Connect's IncrementalCooperativeConnectProtocol ("compatible"), as hex, one "NAME hex" line each,
+// for tests/unit/connect/test_group_protocol.py. Run by `python -m compat.record group-protocol` (jshell
+// --class-path <the connect-runtime jars compat/pom.xml pins>), which writes the lines of both scripts to
+// tests/unit/connect/data/group_protocol_golden.txt after a header line naming the JDK and Kafka Connect.
 import org.apache.kafka.connect.runtime.distributed.*;
 import org.apache.kafka.connect.util.ConnectorTaskId;
 import java.nio.ByteBuffer;

@@ -1,6 +1,6 @@
 // Double.toString and Float.toString of varied values, for tests/unit/connect/test_javalang.py. Needs a JDK 19+
-// jshell (JDK 17 prints some values with one digit too many):
-//   jshell -q tests/unit/connect/javalang_golden.jsh > tests/unit/connect/data/javalang_golden.txt
+// jshell (JDK 17 prints some values with one digit too many). Run by `python -m compat.record javalang`, which writes
+// tests/unit/connect/data/javalang_golden.txt (a header line naming the JDK, then what this prints).
 // Each line: D|F, the value's bits in hex, Java's text.
 var r = new java.util.Random(20261125L);
 void d(long bits) { System.out.println("D " + Long.toHexString(bits) + " " + Double.toString(Double.longBitsToDouble(bits))); }
