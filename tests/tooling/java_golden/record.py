@@ -6,7 +6,8 @@ What it does: fetches the jars pinned in ``pom.xml`` next to this file (Kafka 4.
 connect-transforms and connect-runtime, Debezium 3.6.1.Final's MongoDB connector with its CloudEventsConverter and
 ExtractNewDocumentState) once into ``.cache/java-golden/libs`` with Maven, writes the case corpus below to a
 temporary file, runs ``Golden.java`` over it (``java -cp libs/* Golden.java``, no build step) and stores each case
-with the Java result (key ``java``) in:
+with the Java result (key ``java``), under ``cases`` after a ``recorded_with`` object naming the Kafka and Debezium
+versions and the JDK, in:
 
 * ``tests/unit/converters/json_roundtrip_golden.json``: JsonConverter bytes, the data read back
   (``toConnectData``) and written again, per converter config;
@@ -30,6 +31,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ET
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -415,12 +417,27 @@ def _run(cases: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return output
 
 
+def recorded_with() -> dict[str, str]:
+    """The versions whose classes produce the fixtures: those pinned in ``pom.xml``, and the JDK that ran them."""
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    properties = ET.parse(POM).getroot().find("m:properties", ns)
+    assert properties is not None
+
+    def pinned(name: str) -> str:
+        return (properties.findtext(f"m:{name}", "", ns)).strip()
+
+    java = subprocess.run([procs.java(), "-version"], capture_output=True, text=True, timeout=60, check=False)
+    return {"kafka_connect": pinned("kafka.version"), "debezium": pinned("debezium.version"),
+            "java": (java.stderr.splitlines() or ["?"])[0]}
+
+
 def _store(path: Path, cases: list[dict[str, Any]]) -> None:
     results = _run(cases)
     fixture = [{**case, "java": {k: v for k, v in result.items() if k != "name"}}
                for case, result in zip(cases, results, strict=True)]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(fixture, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = json.dumps({"recorded_with": recorded_with(), "cases": fixture}, indent=1, ensure_ascii=False)
+    path.write_text(text + "\n", encoding="utf-8")
     print(f"{path.relative_to(ROOT)}: {len(fixture)} cases")
 
 

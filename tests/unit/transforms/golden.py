@@ -14,8 +14,10 @@ UNIT = Path(__file__).resolve().parents[1]
 
 
 def load(relative: str) -> list[dict[str, Any]]:
-    """The cases of one fixture file."""
-    cases: list[dict[str, Any]] = json.loads((UNIT / relative).read_text("utf-8"))
+    """The cases of one fixture file (after its ``recorded_with``: the Kafka, Debezium and JDK versions)."""
+    fixture: dict[str, Any] = json.loads((UNIT / relative).read_text("utf-8"))
+    assert set(fixture["recorded_with"]) == {"kafka_connect", "debezium", "java"}
+    cases: list[dict[str, Any]] = fixture["cases"]
     return cases
 
 
