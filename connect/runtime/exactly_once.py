@@ -241,7 +241,10 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
 
     def _maybe_end(self, commit: bool, abort: bool) -> None:
         if abort:
-            self._abort("as requested by the connector")
+            # as Connect does: the aborted transaction's records are dropped, but the offsets they lead to are then
+            # committed in a transaction of their own, so that the task does not read those records again
+            self._abort("as requested by the connector", keep_offsets=True)
+            self._commit_transaction()
         elif commit:
             self._commit_transaction()
 
@@ -281,7 +284,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         with self._acked_lock:
             self._acked.append(record)
 
-    def _abort(self, why: str) -> None:
+    def _abort(self, why: str, keep_offsets: bool = False) -> None:
+        """Abort the open transaction; its staged offsets are dropped too unless ``keep_offsets``."""
         if not self._open:
             log.warning("%s Ignoring request to abort transaction as the current transaction is empty", self.id)
             return
@@ -292,7 +296,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         finally:
             self._aborting = False
         self._open = False
-        self._offsets.clear()
+        if not keep_offsets:
+            self._offsets.clear()
         self._submitted.committable()  # forget what was acknowledged inside the aborted transaction
         with self._acked_lock:
             self._acked.clear()

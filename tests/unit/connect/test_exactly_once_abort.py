@@ -24,9 +24,12 @@ class _TransactionalProducer(QuietProducer):
     def __init__(self) -> None:
         self.held: list[DeliveryCallback] = []
         self.ended: list[str] = []
+        self.offsets_written: list[bytes | None] = []  # the values sent to the offsets topic
 
     def send(self, topic: str, *, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
              partition: int | None, timestamp_ms: int | None, on_done: DeliveryCallback | None = None) -> None:
+        if topic == "offsets":
+            self.offsets_written.append(value)
         if on_done is not None:
             self.held.append(on_done)
 
@@ -78,3 +81,18 @@ def test_a_failure_outside_an_abort_still_fails_the_task(tmp_path: Path) -> None
     assert task._send(_records(0, 2)) == []
     producer.held.pop(0)(_PurgedError("Broker: Message size too large"), None)
     assert isinstance(task._send_error, _PurgedError)
+
+
+def test_an_abort_the_connector_asked_for_still_commits_the_offsets_of_the_dropped_records(tmp_path: Path) -> None:
+    """As Connect's connector-defined boundary: the transaction is aborted, its records dropped, and the offsets they
+    led to committed in a transaction of their own, so that the task does not read them again after a restart."""
+    task, producer = _task(tmp_path)
+    records = _records(0, 4)
+    assert task._txn_context is not None
+    task._txn_context.abort_transaction(records[2])
+    assert task._send(records[:3]) == []
+    assert producer.ended == ["abort", "commit"] and task.transactions == 1 and task._send_error is None
+    assert producer.offsets_written == [b'{"n":2}'], "the offset of the last dropped record, committed"
+    assert task._send(records[3:]) == []
+    task._commit_transaction()
+    assert producer.ended == ["abort", "commit", "commit"] and producer.offsets_written[-1] == b'{"n":3}'
