@@ -2,7 +2,8 @@
 FileStreamSourceConnector/config/validate`` with transforms (Connect's SMTs, Debezium's ExtractNewDocumentState),
 predicates and converters, answered by the real Kafka Connect with the Debezium MongoDB jars on its class path, plus its
 ``GET /connector-plugins?connectorsOnly=false``. The requests are the ones stored in the file (its corpus); the
-replies are replaced, their documentation texts dropped (Java's words, not compared).
+replies are replaced, their documentation texts dropped (Java's words, not compared). Its ``recorded_with`` names
+the Kafka Connect, Debezium and JDK versions.
 
     python -m compat.validate_transforms [--out PATH]
 """
@@ -10,15 +11,18 @@ replies are replaced, their documentation texts dropped (Java's words, not compa
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import stack
-from compat.debezium import harness
+from compat import java_connect
+from compat.debezium import harness, releases
 from compat.java_connect import JavaConnect
 from compat.rest_side_by_side import http
+from stack import procs
 from stack.worker import distributed_properties
 
 GOLDEN = Path(__file__).resolve().parents[1] / "tests" / "unit" / "connect" / "data" / "validate_transforms_java.json"
@@ -66,8 +70,14 @@ def record(out: Path) -> int:
         finally:
             connect.stop()
             stack.stop(state / "stack")
-    out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", "utf-8")
+    header = {"kafka_connect": java_connect.connect_version(), "debezium": releases.pinned(), "java": _java_version()}
+    out.write_text(json.dumps({"recorded_with": header, **result}, indent=1, ensure_ascii=False) + "\n", "utf-8")
     return len(cases)
+
+
+def _java_version() -> str:
+    result = subprocess.run([procs.java(), "-version"], capture_output=True, text=True, timeout=60, check=False)
+    return (result.stderr.splitlines() or ["?"])[0]
 
 
 def main(argv: list[str] | None = None) -> int:

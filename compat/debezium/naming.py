@@ -120,7 +120,8 @@ def record(out: Path) -> int:
         records = read_all(endpoints.kafka_bootstrap, EXPECTED_TOPICS)
     summary = summarise(records)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n")
+    golden = {**json.loads(harness.recorded_with()), "names": summary}
+    out.write_text(json.dumps(golden, indent=1, ensure_ascii=False) + "\n")
     return len(summary)
 
 
