@@ -62,8 +62,8 @@ KEYS: tuple[DebeziumKey, ...] = (
        "its position; skip/ignore: it is skipped"),
     _k("max.queue.size.in.bytes", _L, "0", H,
        "bytes of change events read ahead of the task (0: no byte limit, max.queue.size only)"),
-    _k("streaming.delay.ms", _L, "0", H, "milliseconds between the end of the snapshot (or the start) and the "
-                                         "first streamed record"),
+    _k("streaming.delay.ms", _L, "0", H, "milliseconds between the end of the initial snapshot and the start of "
+                                         "streaming (none when the task starts without a snapshot, as Debezium)"),
     _k("poll.interval.ms", _L, "500", H, "milliseconds a poll waits for new change events"),
     _k("signal.kafka.poll.timeout.ms", _I, "0", H, "milliseconds each read of the Kafka signal topic waits"),
     _k("incremental.snapshot.watermarking.strategy", _S, "INSERT_INSERT", H,

@@ -86,6 +86,7 @@ class MongoDbConnectorTask(SourceTask):
                                          self._notifications)
         self._signals: SignalDispatcher | None = None
         self._stream_from: float | None = None
+        self._delay_streaming = False
         try:
             for rs, uri in sharding.assigned_replica_sets(props, self.config.connection_string):
                 self.streams.append(self._make_stream(rs, uri, run_id))
@@ -100,6 +101,8 @@ class MongoDbConnectorTask(SourceTask):
         for _skipped in range(len(self.streams) - len(snapshot_first)):  # Debezium: a start without a snapshot
             self._pending.extend(self._notifications.initial("SKIPPED"))
             self._snapshots.skipped()
+        # Debezium delays streaming by streaming.delay.ms only after a snapshot it completed, not when it skipped it
+        self._delay_streaming = bool(snapshot_first)
         if snapshot_first:
             return
         for stream in self.streams:
@@ -254,9 +257,11 @@ class MongoDbConnectorTask(SourceTask):
         return records or None
 
     def _streaming_delay(self) -> float:
-        """Seconds left of ``streaming.delay.ms``, counted from the first poll that would stream."""
+        """Seconds left of ``streaming.delay.ms`` after the initial snapshot, counted from the first poll that would
+        stream (the change stream opens then, from the snapshot's position); none when the task started without
+        a snapshot."""
         delay_ms = self.config.honoured.streaming_delay_ms
-        if not delay_ms:
+        if not delay_ms or not self._delay_streaming:
             return 0.0
         if self._stream_from is None:
             self._stream_from = time.monotonic() + delay_ms / 1000
