@@ -140,10 +140,11 @@ CAPTURE_DEF = ConfigDef((
     _key("mongodb.ssl.invalid.hostname.allowed", ConfigType.BOOLEAN, "false", group="MongoDB", order=43,
          doc="Accept a server certificate whose host name does not match."),
     _key("mongodb.ssl.truststore", group="MongoDB", order=44,
-         doc="PEM file of the certificate authorities that signed the server certificate (a PEM file, not a "
-             "Java trust store)."),
+         doc="Trust store of the certificate authorities that signed the server certificate: a PEM file, or a "
+             "PKCS12 or JKS store (mongodb.ssl.truststore.type, mongodb.ssl.truststore.password)."),
     _key("mongodb.ssl.keystore", group="MongoDB", order=45,
-         doc="PEM file with the client certificate and key, for mutual TLS (a PEM file, not a Java key store)."),
+         doc="Key store with the client certificate and key, for mutual TLS: a PEM file, or a PKCS12 or JKS store "
+             "(mongodb.ssl.keystore.type, mongodb.ssl.keystore.password)."),
     _key("mongodb.ssl.keystore.password", ConfigType.PASSWORD, group="MongoDB", order=46,
          doc="Password of the client key."),
     _key("mongodb.heartbeat.frequency.ms", ConfigType.INT, "10000", group="MongoDB", order=47,
