@@ -319,37 +319,105 @@ def test_a_connector_offsets_topic_of_its_own(support: str, worker_factory: Call
     assert _committed_lines(stack.kafka_bootstrap, topic, 51) == [f"line {i}".encode() for i in range(51)]
 
 
-@pytest.mark.parametrize("boundary", ["poll", "interval"])
-def test_transaction_boundaries(boundary: str, worker_factory: Callable[..., Worker], stack: Any,
-                                tmp_path: Any) -> None:
-    """``poll``: one transaction per batch the task returns (here one line each); ``interval``: one per
-    ``transaction.boundary.interval.ms``, however many batches. Each transaction leaves one commit marker in the
-    topic, so the markers count the transactions. The task's ``transaction-size-*`` metrics say the same."""
+def test_poll_boundaries_commit_each_batch(worker_factory: Callable[..., Worker], stack: Any, tmp_path: Any) -> None:
+    """``transaction.boundary=poll`` (the default): one transaction per batch the task returns, here one line each.
+    Each transaction leaves one commit marker in the topic, so the markers count the transactions. The task's
+    ``transaction-size-*`` metrics say the same."""
     worker = worker_factory({"exactly.once.source.support": "enabled"})
     name, topic = unique("boundary-"), unique("boundary-topic-")
     lines = 200
     source = tmp_path / "lines.txt"
     source.write_text("".join(f"line {i}\n" for i in range(lines)))
     create_connector(worker, name, {"connector.class": "FileStreamSource", "file": str(source), "topic": topic,
-                                    "batch.size": "1", "transaction.boundary": boundary,
-                                    "transaction.boundary.interval.ms": "2000",
+                                    "batch.size": "1", "transaction.boundary": "poll",
                                     "value.converter": "org.apache.kafka.connect.storage.StringConverter"})
     assert _committed_lines(stack.kafka_bootstrap, topic, lines) == [f"line {i}".encode() for i in range(lines)]
-    markers = end_offsets(stack.kafka_bootstrap, [topic])[topic] - lines
-    if boundary == "poll":
-        assert markers == lines
-    else:
-        assert 1 <= markers <= lines // 10, f"{markers} transactions for {lines} one-line batches"
-    families = [f"kafka_connect_source_task_transaction_size_{stat}" for stat in ("avg", "min", "max")]
+    assert end_offsets(stack.kafka_bootstrap, [topic])[topic] - lines == lines
+    smallest, average, largest = _transaction_sizes(worker, name)
+    assert average == smallest == largest == 1.0  # one line per batch, one batch per transaction
+
+
+def _transaction_sizes(worker: Worker, name: str) -> tuple[float, float, float]:
+    """The task's ``transaction-size-min``/``-avg``/``-max`` metrics (records per committed transaction), once some
+    transaction is recorded."""
+    families = [f"kafka_connect_source_task_transaction_size_{stat}" for stat in ("min", "avg", "max")]
     deadline = time.monotonic() + 30  # recorded once commit_transaction returned, just after consumers see it
     while True:
         found = samples(worker.http.get("/metrics").text)
-        average, smallest, largest = (value(found, family, connector=name, task="0") for family in families)
+        smallest, average, largest = (value(found, family, connector=name, task="0") for family in families)
         if (average is not None and average > 0) or time.monotonic() > deadline:
             break
         time.sleep(0.2)
-    assert average is not None and smallest is not None and largest is not None, families
-    if boundary == "poll":
-        assert average == smallest == largest == 1.0  # one line per batch, one batch per transaction
-    else:
-        assert 1.0 <= smallest <= average <= largest and largest >= 10, (smallest, average, largest)
+    assert smallest is not None and average is not None and largest is not None, families
+    return smallest, average, largest
+
+
+def _transactions(bootstrap: str, topic: str, count: int, timeout: float = 120) -> list[list[int]]:
+    """The timestamps (ms) of the records of each transaction committed to ``topic`` (one partition), in order, read
+    ``read_committed`` until ``count`` transactions are seen. A commit marker takes an offset of its own, so a gap
+    between two records' offsets is where one transaction ends and the next begins."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False,
+                             isolation_level="read_committed")
+    transactions: list[list[int]] = []
+    last = -2
+    try:
+        deadline = time.monotonic() + timeout
+        assign_from_beginning(consumer, topic, deadline)
+        assert len(consumer.assignment()) == 1
+        while len(transactions) < count:
+            assert time.monotonic() < deadline, f"{len(transactions)} transactions after {timeout:.0f} s"
+            for batch in consumer.poll(timeout_ms=500).values():
+                for record in batch:
+                    if record.offset != last + 1:
+                        transactions.append([])
+                    transactions[-1].append(record.timestamp)
+                    last = record.offset
+    finally:
+        consumer.close()
+    return transactions
+
+
+def test_interval_boundaries_commit_once_per_interval(worker_factory: Callable[..., Worker], stack: Any,
+                                                      tmp_path: Any) -> None:
+    """``transaction.boundary=interval``: while a file grows a line at a time (read one line per poll:
+    ``batch.size=1``), the task commits once ``transaction.boundary.interval.ms`` has passed since its last commit,
+    however many polls that took. Record timestamps are taken when the task hands a record to the producer, so the
+    commit between transactions k-1 and k lies between the last record of k-1 and the first of k: from the last
+    record before one commit to the first after the next spans at least the interval (exactly: the task waits that
+    long between two commits); a transaction's own records span at most the interval plus one poll (allowed 10 s
+    here, for a loaded machine). The task's ``transaction-size-*`` metrics count many records per transaction."""
+    interval_ms = 2000
+    # the worker's offset.flush.interval.ms is the interval's default: 10 minutes, so that only the connector's
+    # setting can give the transactions waited for below
+    worker = worker_factory({"exactly.once.source.support": "enabled", "offset.flush.interval.ms": "600000"})
+    name, topic = unique("interval-"), unique("interval-topic-")
+    source = tmp_path / "lines.txt"
+    source.touch()
+    create_connector(worker, name, {"connector.class": "FileStreamSource", "file": str(source), "topic": topic,
+                                    "batch.size": "1", "transaction.boundary": "interval",
+                                    "transaction.boundary.interval.ms": str(interval_ms),
+                                    "value.converter": "org.apache.kafka.connect.storage.StringConverter"})
+    stop = threading.Event()
+
+    def grow() -> None:
+        with source.open("a", buffering=1) as out:  # line-buffered: each line reaches the file whole
+            line = 0
+            while not stop.wait(0.005):  # the writer's pace (about 200 lines a second), not a wait for anything
+                out.write(f"line {line}\n")
+                line += 1
+
+    writer = threading.Thread(target=grow)
+    writer.start()
+    try:  # the first transaction starts with the task and the last may be cut short: the middle ones are measured
+        transactions = _transactions(stack.kafka_bootstrap, topic, 6)
+    finally:
+        stop.set()
+        writer.join(timeout=30)
+    shown = [(t[0], t[-1], len(t)) for t in transactions]
+    for k in range(1, len(transactions) - 1):
+        outer = transactions[k + 1][0] - transactions[k - 1][-1]
+        inner = transactions[k][-1] - transactions[k][0]
+        assert outer >= interval_ms, f"transaction {k}: commits {outer} ms apart at most; (first, last, count): {shown}"
+        assert inner <= interval_ms + 10_000, f"transaction {k} spans {inner} ms; (first, last, count): {shown}"
+    smallest, average, largest = _transaction_sizes(worker, name)
+    assert 1.0 <= smallest <= average <= largest and largest >= 10, (smallest, average, largest)
