@@ -10,6 +10,10 @@ symptom.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import json
 import os
 import random
 import signal
@@ -421,3 +425,44 @@ def test_interval_boundaries_commit_once_per_interval(worker_factory: Callable[.
         assert inner <= interval_ms + 10_000, f"transaction {k} spans {inner} ms; (first, last, count): {shown}"
     smallest, average, largest = _transaction_sizes(worker, name)
     assert 1.0 <= smallest <= average <= largest and largest >= 10, (smallest, average, largest)
+
+
+def test_the_fence_endpoint_requires_a_signature_and_fences_the_task_producers(
+        worker_factory: Callable[..., Worker], stack: Any, tmp_path: Any) -> None:
+    """Connect's internal ``PUT /connectors/{name}/fence`` (what a follower sends the leader before an exactly-once
+    task starts): under the ``sessioned`` protocol an unsigned request is Connect's 400 and a wrongly signed one its
+    403, and neither fences anything; signed with the session key (HMAC of the empty body), the leader fences the
+    previous generation's transactional ids and records the new task count. Stopping the connector makes a
+    generation of no tasks that nothing has fenced for yet: the request below is what fences it."""
+    worker = worker_factory({"exactly.once.source.support": "enabled"})
+    props = worker.process.properties
+    name, topic = unique("fence-api-"), unique("fence-api-topic-")
+    source = tmp_path / "lines.txt"
+    source.write_text("line 0\n")
+    create_connector(worker, name, {"connector.class": "FileStreamSource", "file": str(source), "topic": topic,
+                                    "exactly.once.support": "required"})
+    assert worker.http.put(f"/connectors/{name}/stop").status_code == 204
+    worker.wait_status(name, lambda s: s["connector"]["state"] == "STOPPED" and not s["tasks"])
+    zombie = _zombie(stack.kafka_bootstrap, exactly_once.transactional_id(props["group.id"], name, 0), topic)
+    path = f"/connectors/{name}/fence"
+    unsigned = worker.http.put(path)
+    assert (unsigned.status_code, unsigned.json()["message"]) == (400, "Internal request missing required signature")
+    forged = worker.http.put(path, headers={"X-Connect-Authorization": base64.b64encode(bytes(32)).decode(),
+                                            "X-Connect-Request-Signature-Algorithm": "HmacSHA256"})
+    assert (forged.status_code, forged.json()["message"]) == (403, "Internal request contained invalid signature.")
+    zombie.commit_transaction(30)  # the refused requests fenced nothing
+    zombie.begin_transaction()
+    zombie.send(topic, value=b"zombie", key=None, headers=[], partition=None, timestamp_ms=None)
+    zombie.flush(30)
+    configs = read_to_end(stack.kafka_bootstrap, props["config.storage.topic"])
+    session_key = json.loads(next(v for k, v in reversed(configs) if k == b"session-key" and v is not None))
+    signature = hmac.new(base64.b64decode(session_key["key"]), b"", hashlib.sha256).digest()
+    signed = worker.http.put(path, headers={"X-Connect-Authorization": base64.b64encode(signature).decode(),
+                                            "X-Connect-Request-Signature-Algorithm": session_key["algorithm"]})
+    assert signed.status_code == 204, signed.text
+    with pytest.raises(ConnectError, match="fenced"):
+        zombie.commit_transaction(30)
+    zombie.close(1)
+    counts = [v for k, v in read_to_end(stack.kafka_bootstrap, props["config.storage.topic"])
+              if k == f"tasks-fencing-{name}".encode()]
+    assert counts == [b'{"task-count":1}', b'{"task-count":0}']
