@@ -9,7 +9,8 @@ per record and gives the columns of :data:`CHANGE_COLUMNS`. Formats:
   from ``data``, with or without its own schema). Tombstones (null values) are deletes.
 * ``new-document-state``: records flattened by ExtractNewDocumentState: the value is the document itself (with
   or without a Connect schema); a null value or ``__deleted: true`` is a delete; dates typed as Connect
-  ``Timestamp`` become timestamps (see :func:`spark_jobs.schema.mark_connect_types`).
+  ``Timestamp`` become timestamps (see :func:`spark_jobs.schema.mark_connect_types`). The SMT's
+  ``add.fields=source.ts_ms,source.ord`` (``__source_ts_ms``, ``__source_ord``) give the ``source`` position.
 
 A record that cannot be decoded keeps its coordinates, its value text and gets a ``reason``; nothing is dropped
 silently (``value_text`` is null on the rows that can be used).
@@ -108,8 +109,9 @@ def _documents(rows: DataFrame) -> DataFrame:
     parsed = rows.withColumn("v", v)
     wrapped = F.col("v.schema").isNotNull() & F.col("v.payload").isNotNull()
     doc = F.when(wrapped, F.col("v.payload")).otherwise(F.col("value_text"))
-    meta = F.from_json(doc, "struct<__deleted: string, __op: string, __source_ts_ms: bigint, __ts_ms: bigint>",
-                       _OPTIONS)
+    # add.fields=op,source.ts_ms,source.ord (or ord) add the op and the source position (see tables.last_positions)
+    meta = F.from_json(doc, "struct<__deleted: string, __op: string, __source_ts_ms: bigint, __source_ord: bigint, "
+                            "__ord: bigint, __ts_ms: bigint>", _OPTIONS)
     deleted = F.lower(meta["__deleted"]) == "true"
     null = F.lit(None).cast("string")
     return parsed.select(
@@ -117,7 +119,8 @@ def _documents(rows: DataFrame) -> DataFrame:
         F.when(F.col("value_text").isNull() | deleted, F.lit("d"))
         .otherwise(F.coalesce(meta["__op"], F.lit("u"))).alias("op"),
         meta["__ts_ms"].alias("ts_ms"), meta["__source_ts_ms"].alias("source_ts_ms"),
-        F.lit(None).cast("bigint").alias("source_ord"), null.alias("source_snapshot"), null.alias("source_db"),
+        F.coalesce(meta["__source_ord"], meta["__ord"]).alias("source_ord"), null.alias("source_snapshot"),
+        null.alias("source_db"),
         null.alias("source_collection"), null.alias("source_lsid"),
         F.lit(None).cast("bigint").alias("source_txn_number"),
         null.alias("before"), F.when(~F.coalesce(deleted, F.lit(False)), doc).alias("after"),

@@ -1,8 +1,10 @@
 """The tables built from decoded change rows, as pure DataFrame -> DataFrame functions.
 
-* :func:`latest_events`: the last state-changing event of every key (Kafka offset order, which is per-key order
-  since a key always lands in one partition; re-sent duplicates after a connector crash come later with the same
-  content, so they are harmless);
+* :func:`latest_events`: the last state-changing event of every key: Kafka offset order within a partition (re-sent
+  duplicates after a connector crash come later with the same content, so they are harmless), and across the
+  partitions of a topic (a key whose records are spread over several, e.g. after the topic's partition count
+  changed) the Debezium ``source`` position ``ts_ms``/``ord`` (MongoDB's oplog position) of each partition's
+  last event; without a ``source`` block, partition then offset;
 * :func:`materialized`: the latest-state table of one collection: document columns typed by
   :mod:`spark_jobs.schema` plus ``_key``, ``_op``, ``_source_ts``, ``_topic``, ``_partition``, ``_offset`` and
   ``_raw`` (the document's Extended JSON); deletes and tombstones remove the row;
@@ -12,15 +14,15 @@
 
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from spark_jobs import schema as schemas
 
-__all__ = ["META_COLUMNS", "change_log", "latest_events", "materialized", "merge_documents", "merge_tables", "rejects"]
+__all__ = ["META_COLUMNS", "change_log", "last_positions", "latest_events", "materialized", "merge_documents",
+           "merge_tables", "rejects"]
 
-_PARTITION_STRIDE = 1 << 40
 META_COLUMNS = ("_key", "_op", "_source_ts", "_topic", "_partition", "_offset", "_raw")
 
 
@@ -52,24 +54,44 @@ def latest_events(changes: DataFrame, broadcast: bool = False) -> DataFrame:
     An update without ``after`` (``capture.mode=change_streams``, or a document deleted before the lookup)
     does not change the state.
 
-    The last position of each key is found first (a hash aggregate of one long per record: the documents are
-    neither sorted nor shuffled), then the deciding rows are joined to it. With ``broadcast`` the positions
-    (one small row per key) are broadcast, so the rows and their documents are never shuffled; without it
-    Spark picks the join by its size estimate (a sort-merge join that shuffles the documents when the cached
-    rows look large)."""
+    Which event is last: within one Kafka partition the highest offset (the connector writes a key's events in
+    oplog order; a snapshot record or a re-sent duplicate is placed where it was written). Across partitions,
+    which happens when a key's records are spread over several (the topic's partition count changed, or a
+    custom partitioner), each partition's last event is placed by its ``source`` position: ``ts_ms`` then
+    ``ord`` (MongoDB's oplog second/increment, the increment also ordering events of the same millisecond),
+    then partition and offset. A tombstone has no ``source``: it carries the position of the partition's
+    last event that has one (the delete it follows). Events without any ``source`` position (the flattened
+    format without ``add.fields=source.ts_ms,source.ord``) lose to those with one and fall back to partition,
+    then offset among themselves.
+
+    The positions are found first (two hash aggregates of a few longs per record, per partition then per key:
+    the documents are neither sorted nor shuffled), then the deciding rows are joined to them. With
+    ``broadcast`` the positions (one small row per key) are broadcast, so the rows and their documents are never
+    shuffled; without it Spark picks the join by its size estimate (a sort-merge join that shuffles the
+    documents when the cached rows look large)."""
     deciding = usable(changes).where(
         F.col("tombstone") | F.col("op").isin("c", "r", "d") | ((F.col("op") == "u") & F.col("after").isNotNull()))
-    positioned = deciding.withColumn("_position", _position())
-    last = positioned.groupBy("topic", "key").agg(F.max("_position").alias("_position"))
+    last = last_positions(deciding)
     if broadcast:
         last = F.broadcast(last)
-    return positioned.join(last, on=["topic", "key", "_position"], how="left_semi").select(
+    return deciding.join(last, on=["topic", "key", "partition", "offset"], how="left_semi").select(
         "topic", "key", "op", "tombstone", "after", "source_ts_ms", "partition", "offset", "connect_schema")
 
 
-def _position() -> Column:
-    """Kafka order as one long: partition, then offset (offsets stay far below 2^40 = 1.1e12)."""
-    return F.col("partition").cast("long") * F.lit(_PARTITION_STRIDE) + F.col("offset")
+def last_positions(deciding: DataFrame) -> DataFrame:
+    """``(topic, key, partition, offset)`` of the last deciding event of each key (see :func:`latest_events`)."""
+    has_source = F.col("source_ts_ms").isNotNull()
+    per_partition = deciding.groupBy("topic", "key", "partition").agg(
+        F.max("offset").alias("offset"),
+        # the source position of the partition's last event that has one: (offset, ts_ms, ord) of the rows with
+        # a source; a row without one compares lowest (a struct's null first field sorts first)
+        F.max(F.struct(F.when(has_source, F.col("offset")).alias("at"), F.col("source_ts_ms").alias("ts_ms"),
+                       F.col("source_ord").alias("ord"))).alias("source"))
+    across = per_partition.groupBy("topic", "key").agg(
+        F.max(F.struct(F.col("source.ts_ms").alias("ts_ms"), F.col("source.ord").alias("ord"),
+                       F.col("partition"), F.col("offset"))).alias("last"))
+    return across.select("topic", "key", F.col("last.partition").alias("partition"),
+                         F.col("last.offset").alias("offset"))
 
 
 def live_documents(latest: DataFrame) -> DataFrame:

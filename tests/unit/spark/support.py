@@ -100,18 +100,28 @@ def cloud_event(value: bytes | None, data_schemas: bool = True) -> bytes | None:
     return json.dumps(event, separators=(",", ":")).encode()
 
 
-def new_document_state(key: bytes | None, value: bytes | None, schemas: bool = True) -> Record | None:
+def new_document_state(key: bytes | None, value: bytes | None, schemas: bool = True,
+                       source_fields: bool = False) -> Record | None:
     """A JSON-with-schemas record as ExtractNewDocumentState + JsonConverter write it (section 8); None when the
-    SMT drops it (the original tombstone after a delete: the delete itself already became a tombstone)."""
+    SMT drops it (the original tombstone after a delete: the delete itself already became a tombstone).
+
+    With ``source_fields``, as the SMT configured with ``add.fields=source.ts_ms,source.ord`` and
+    ``delete.tombstone.handling.mode=rewrite``: every record carries ``__source_ts_ms`` and ``__source_ord``, and a
+    delete is ``{"_id": ..., "__deleted": true, ...}`` instead of a tombstone."""
     key_id = json_util.loads(json.loads(key)["payload"]["id"]) if key else None
     new_key = _connect_json({"id": key_id}, schemas)
     if value is None:
         return None
     payload = json.loads(value)["payload"]
+    added: dict[str, Any] = {}
+    if source_fields:
+        added = {"__source_ts_ms": Int64(payload["source"]["ts_ms"]), "__source_ord": payload["source"]["ord"]}
     if payload["op"] == "d":
-        return new_key, None
+        if not source_fields:
+            return new_key, None
+        return new_key, _connect_json({"_id": key_id, "__deleted": True, **added}, schemas)
     doc = json_util.loads(payload["after"])
-    return new_key, _connect_json(doc, schemas)
+    return new_key, _connect_json({**doc, **added}, schemas)
 
 
 def _connect_json(doc: Mapping[str, Any], schemas: bool) -> bytes:
@@ -157,13 +167,15 @@ def _millis(value: dt.datetime) -> int:
     return calendar.timegm(value.utctimetuple()) * 1000 + value.microsecond // 1000
 
 
-def kafka_frame(spark: Any, topic_records: Iterable[tuple[str, Record]]) -> Any:
-    """A DataFrame shaped like ``spark.read.format("kafka")``'s rows, offsets numbered per topic."""
-    rows, offsets = [], dict[str, int]()
-    for topic, (key, value) in topic_records:
-        offset = offsets.get(topic, 0)
-        offsets[topic] = offset + 1
-        rows.append((key, value, topic, 0, offset, dt.datetime(2026, 11, 21, 12, 0, 0), 0))
+def kafka_frame(spark: Any, topic_records: Iterable[tuple[str, Record]],
+                partitions: Iterable[int] | None = None) -> Any:
+    """A DataFrame shaped like ``spark.read.format("kafka")``'s rows, in partition 0 or, with ``partitions``, in
+    the partition given for each record; offsets numbered per topic partition in the order given."""
+    rows, offsets = [], dict[tuple[str, int], int]()
+    for (topic, (key, value)), partition in zip(topic_records, partitions or itertools.repeat(0), strict=False):
+        offset = offsets.get((topic, partition), 0)
+        offsets[(topic, partition)] = offset + 1
+        rows.append((key, value, topic, partition, offset, dt.datetime(2026, 11, 21, 12, 0, 0), 0))
     return spark.createDataFrame(rows, "key binary, value binary, topic string, partition int, offset long, "
                                        "timestamp timestamp, timestampType int")
 

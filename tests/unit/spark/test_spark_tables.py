@@ -58,6 +58,8 @@ def _table(spark: Any, frame: Any, fmt: str = "auto", broadcast: bool = False) -
     latest = tables.latest_events(changes, broadcast=broadcast)
     documents = tables.live_documents(latest)
     parse_schema = schemas.infer(spark, documents.select("_norm"))
+    if fmt == "new-document-state":
+        parse_schema = schemas.without_smt_fields(parse_schema)
     connect = [r[0] for r in latest.select("connect_schema").where("connect_schema is not null").distinct().collect()]
     if connect:
         parse_schema = schemas.mark_connect_types(parse_schema, connect)
@@ -114,6 +116,84 @@ def test_every_format_gives_the_same_table(spark: Any, shape: str) -> None:
                  for k, doc in table.items()}
     assert {json_id(k) for k in table} == {json_id(k) for k in reference}
     assert sorted(table.values(), key=str) == sorted(reference.values(), key=str)
+
+
+# A key's records spread over several partitions of its topic (e.g. after the topic's partition count changed):
+# (partition, event) in the order each partition holds them, events made with explicit oplog positions.
+K = [ObjectId(f"65f0c0ffee00000000000a0{n}") for n in range(5)]
+
+
+def _at(event: dict[str, Any], sec: int, inc: int) -> dict[str, Any]:
+    """``event`` at the oplog position (sec, inc): ``source.ts_ms`` sec * 1000, ``source.ord`` inc."""
+    event["clusterTime"] = Timestamp(sec, inc)
+    event.pop("wallTime")
+    return event
+
+
+def _spread() -> tuple[list[tuple[int, dict[str, Any]]], list[dict[str, Any]]]:
+    """The placed events and the documents they leave."""
+    def doc(n: int, name: str) -> dict[str, Any]:
+        return {"_id": K[n], "name": name}
+
+    placed = [
+        # K0 moved from partition 1 to partition 0: the newer update is in the lower partition
+        (1, _at(change_event("insert", "db", "c", doc(0, "old")), 1_795_000_100, 1)),
+        (0, _at(change_event("update", "db", "c", doc(0, "new"), updated={"name": "new"}), 1_795_000_200, 1)),
+        # K1: two events of the same second, told apart by ord
+        (1, _at(change_event("insert", "db", "c", doc(1, "first")), 1_795_000_300, 1)),
+        (0, _at(change_event("update", "db", "c", doc(1, "second"), updated={"name": "second"}), 1_795_000_300, 2)),
+        # K2: within one partition the offset decides, even when its source position is older (a re-sent record)
+        (0, _at(change_event("update", "db", "c", doc(2, "earlier offset"), updated={"name": "x"}), 1_795_000_500, 1)),
+        (0, _at(change_event("update", "db", "c", doc(2, "later offset"), updated={"name": "y"}), 1_795_000_400, 1)),
+        # K3: deleted in partition 0 (the delete's tombstone has no source: the delete's position counts) after
+        # its insert in partition 1
+        (1, _at(change_event("insert", "db", "c", doc(3, "gone")), 1_795_000_600, 1)),
+        (0, _at(change_event("delete", "db", "c", key=K[3]), 1_795_000_700, 1)),
+        # K4: inserted in partition 0 after its delete in partition 1 (of an earlier life)
+        (1, _at(change_event("insert", "db", "c", doc(4, "first life")), 1_795_000_800, 1)),
+        (1, _at(change_event("delete", "db", "c", key=K[4]), 1_795_000_801, 1)),
+        (0, _at(change_event("insert", "db", "c", doc(4, "second life")), 1_795_000_900, 1)),
+    ]
+    return placed, [doc(0, "new"), doc(1, "second"), doc(2, "later offset"), doc(4, "second life")]
+
+
+def _spread_frame(spark: Any, shape: str, placed: list[tuple[int, dict[str, Any]]]) -> tuple[Any, str]:
+    records, partitions = [], []
+    for partition, event in placed:
+        for topic, (key, value) in json_records([event], schemas=shape != "json-no-schemas"):
+            record: tuple[bytes | None, bytes | None] | None = (key, value)
+            if shape.startswith("cloudevents"):
+                record = (key, cloud_event(value, shape == "cloudevents"))
+            elif shape.startswith("new-document-state"):
+                record = new_document_state(key, value, source_fields=shape == "new-document-state")
+            if record is not None:
+                records.append((topic, record))
+                partitions.append(partition)
+    return kafka_frame(spark, records, partitions), "new-document-state" if shape.startswith("new-") else "auto"
+
+
+@pytest.mark.parametrize("shape", ["json", "json-no-schemas", "cloudevents", "cloudevents-no-data-schema",
+                                   "new-document-state"])
+def test_across_partitions_the_source_position_decides_the_last_change(spark: Any, shape: str) -> None:
+    placed, expected = _spread()
+    frame, fmt = _spread_frame(spark, shape, placed)
+    changes = decode(frame, fmt)
+    assert changes.where(F.col("source_ts_ms").isNull() & ~F.col("tombstone")).count() == 0
+    assert changes.where(F.col("source_ord").isNull() & ~F.col("tombstone")).count() == 0
+    for broadcast in (False, True):
+        assert table_documents(_table(spark, frame, fmt, broadcast)) == mongo_documents(expected), broadcast
+
+
+def test_without_a_source_position_partition_then_offset_decide(spark: Any) -> None:
+    """ExtractNewDocumentState without ``add.fields`` (and deletes as tombstones): no source position; the last
+    record of the highest partition wins, as far as Kafka order alone can tell."""
+    placed, _ = _spread()
+    frame, fmt = _spread_frame(spark, "new-document-state-no-source", placed)
+    assert decode(frame, fmt).where(F.col("source_ts_ms").isNotNull()).count() == 0
+    latest = {r["key"]: r["partition"] for r in tables.latest_events(decode(frame, fmt)).collect()}
+    assert latest == {str(K[0]): 1, str(K[1]): 1, str(K[2]): 0, str(K[3]): 1, str(K[4]): 1}
+    names = {d["_id"]: d["name"] for d in table_documents(_table(spark, frame, fmt)).values()}
+    assert names == {str(K[0]): "old", str(K[1]): "first", str(K[2]): "later offset", str(K[3]): "gone"}
 
 
 def json_id(key: str) -> str:
