@@ -46,8 +46,9 @@ class LeaderWriter(Protocol):
         """Open a transaction."""
 
     def send(self, topic: str, *, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
-             partition: int | None, timestamp_ms: int | None) -> Any:
-        """Queue a record in the open transaction."""
+             partition: int | None, timestamp_ms: int | None, on_done: Any = None) -> Any:
+        """Queue a record in the open transaction; ``on_done(error, message)`` once it is delivered (served
+        before :meth:`commit_transaction` returns)."""
 
     def commit_transaction(self, timeout: float) -> None:
         """Flush and commit; fails once a newer leader fenced this producer."""
@@ -151,23 +152,44 @@ class KafkaConfigStore(ConfigStore):
     def _write(self, records: list[tuple[str, dict[str, Any] | None]], *, privileged: bool = True) -> None:
         encoded = [(key.encode(), None if value is None else codec.dumps(value)) for key, value in records]
         if privileged and self._leader_writer is not None:
-            self._send_privileged(encoded)
+            last = self._send_privileged(encoded)
+            self._refresh_past(last, 30)
         else:
             futures = [self._log.send(key, value) for key, value in encoded]
             for future in futures:
                 self._wait(future, 30, "Writing to the config topic")
-        self.refresh(30)
+            self.refresh(30)
 
-    def _send_privileged(self, records: list[tuple[bytes, bytes | None]]) -> None:
-        """One transaction of the leader's fencable producer (Connect's ``sendPrivileged``)."""
+    def _refresh_past(self, offset: int, timeout: float) -> None:
+        """Read until the record at ``offset`` is applied. A ``read_committed`` read to the end stops at the last
+        stable offset, which the broker moves past a transaction only once its commit marker is written, after
+        ``commit_transaction`` returned: one read to the end could miss the leader's own write (the session key
+        was then written twice)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.refresh(max(0.1, deadline - time.monotonic()))
+            if self.snapshot().offset > offset or time.monotonic() >= deadline:
+                return
+            time.sleep(0.01)
+
+    def _send_privileged(self, records: list[tuple[bytes, bytes | None]]) -> int:
+        """One transaction of the leader's fencable producer (Connect's ``sendPrivileged``); the offset of its last
+        record (-1 if unknown)."""
         writer = self._writer
         if writer is None:
             raise ConnectError("Cannot produce to config topic without claiming write privileges first")
         test_hooks.hold("config-write")
+        offsets: list[int] = []
+
+        def delivered(error: Any, message: Any = None) -> None:
+            if error is None and message is not None:
+                offsets.append(int(message.offset()))
+
         try:
             writer.begin_transaction()
             for key, value in records:
-                writer.send(self._log.topic, value=value, key=key, headers=[], partition=None, timestamp_ms=None)
+                writer.send(self._log.topic, value=value, key=key, headers=[], partition=None, timestamp_ms=None,
+                            on_done=delivered)
             writer.commit_transaction(30)
         except Exception as exc:
             log.warning("Failed to perform fencable send to config topic: %s", exc)
@@ -176,6 +198,7 @@ class KafkaConfigStore(ConfigStore):
                 self._fenced = True
             raise PrivilegedWriteError(f"Failed to write to config topic; this may be due to a transient error and "
                                        f"the request can be safely retried ({exc})") from exc
+        return max(offsets, default=-1)
 
 
 class KafkaOffsetStore:
