@@ -3,6 +3,7 @@ into real Kafka, Spark's real Kafka source reads them, the tables must equal the
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bson import Int64, ObjectId
 from pyspark.sql import functions as F
 
 from spark_jobs.materialize import MaterializeOptions, main, run
@@ -117,39 +119,63 @@ def test_three_incremental_runs_and_a_killed_run_equal_one_full_run(spark: Any, 
     incremental, killed = tmp_path / "incremental", tmp_path / "killed"
     records = len(snapshot)
     wait_records(stack.kafka_bootstrap, topic, records)  # the snapshot is done: every later write is one event
+    # Types widened run after run on two documents the mixed writes leave alone: n int32 (the workload's), then
+    # int64 in run 2 and a double in run 3; shape a scalar in runs 1-2, a document on one of them in run 3
+    widen = [ObjectId(), ObjectId()]
+    items.insert_many([{"_id": widen[0], "n": 1, "shape": 5}, {"_id": widen[1], "n": 2, "shape": 7}])
+    records += 2
+    widening: list[list[tuple[ObjectId, dict[str, Any]]]] = [
+        [], [(widen[0], {"n": Int64(2**40)})], [(widen[0], {"n": 2.5}), (widen[1], {"shape": {"x": 1, "l": ["a"]}})]]
+    column_types = [("bigint", "bigint"), ("bigint", "bigint"), ("double", "string")]
     for step in range(3):
         records += mixed_writes(items, 700, seed=100 + step, live=live)
         if step == 2:  # a field no document had before: the schema evolves
             items.update_one({"_id": live[0]}, {"$set": {"late_field": {"deep": [1, 2]}}})
             records += 1
+        for _id, fields in widening[step]:
+            items.update_one({"_id": _id}, {"$set": fields})
+            records += 1
         wait_records(stack.kafka_bootstrap, topic, records)
         summary = run(spark, MaterializeOptions(stack.kafka_bootstrap, str(incremental), topics=(topic,)))
         assert summary.batch == step + 1 and summary.rejects == 0
+        types = dict(table_frame(spark, incremental, topic).dtypes)
+        assert (types["n"], types["shape"]) == column_types[step], step
         if step == 0:
             run(spark, MaterializeOptions(stack.kafka_bootstrap, str(killed), topics=(topic,)))
-            before_kill = stored_table(spark, killed, topic)
+            before_kill = _widened(spark, killed, topic)
     expected = mongo_documents(items.find())
     full = tmp_path / "full"
     run(spark, MaterializeOptions(stack.kafka_bootstrap, str(full), topics=(topic,)))
-    assert stored_table(spark, incremental, topic) == stored_table(spark, full, topic) == expected
-    assert "late_field" in table_frame(spark, incremental, topic).columns
+    assert _widened(spark, incremental, topic) == _widened(spark, full, topic) == expected
+    frame = table_frame(spark, incremental, topic)
+    assert "late_field" in frame.columns and frame.count() == frame.where(F.col("_raw").isNotNull()).count()
+    assert {r["_id"]: json.loads(r["_raw"])["n"] for r in frame.where(F.col("_id").isin(*map(str, widen))).collect()} \
+        == {str(widen[0]): 2.5, str(widen[1]): 2}  # the Extended JSON as the connector wrote it
     changes = [change_log(spark, out, [topic]).count() for out in (incremental, full)]
-    assert changes[0] == changes[1] == len(snapshot) + 3 * 700 + 1  # one row per change event
+    assert changes[0] == changes[1] == len(snapshot) + 3 * 700 + 1 + 5  # one row per change event
 
     # The second run of ``killed`` is killed (SIGKILL of its process group) right after it wrote its batch plan,
     # the next one right after its change-log commit: the table is always one committed state, and the run after
     # them applies the batch exactly once.
     batches = killed / "_batches"
     _kill_mid_run(stack.kafka_bootstrap, killed, topic, lambda: (batches / "00000002.plan.json").exists())
-    assert stored_table(spark, killed, topic) in (before_kill, expected)
+    assert _widened(spark, killed, topic) in (before_kill, expected)
     second_log_commit = killed / "changes" / topic / "_delta_log" / f"{1:020d}.json"
     _kill_mid_run(stack.kafka_bootstrap, killed, topic, second_log_commit.exists)
     assert not (batches / "00000002.done.json").exists()
     summary = run(spark, MaterializeOptions(stack.kafka_bootstrap, str(killed), topics=(topic,)))
     assert summary.batch == 2
-    assert stored_table(spark, killed, topic) == expected
+    assert _widened(spark, killed, topic) == expected
     log = change_log(spark, killed, [topic])
     assert log.count() == log.select("partition", "offset").distinct().count() == changes[1]
+
+
+def _widened(spark: Any, output: Path, topic: str) -> dict[Any, dict[str, Any]]:
+    """The table's documents, with the JSON text of its ``shape`` column (a scalar and a document: string)
+    parsed (5 == 5.0 for the comparison with MongoDB's documents)."""
+    docs = stored_table(spark, output, topic)
+    return {k: {**d, "shape": json.loads(d["shape"])} if isinstance(d.get("shape"), str) else d
+            for k, d in docs.items()}
 
 
 def _kill_mid_run(bootstrap: str, output: Path, topic: str, ready: Callable[[], bool]) -> None:
