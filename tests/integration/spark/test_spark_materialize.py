@@ -19,7 +19,9 @@ import pytest
 from bson import Int64, ObjectId
 from pyspark.sql import functions as F
 
+from spark_jobs.batch import TABLE_FORMATS
 from spark_jobs.materialize import MaterializeOptions, main, run
+from spark_jobs.store import OutputStore
 from stack.procs import REPO_ROOT
 from tests.integration.spark.workload import (
     change_log,
@@ -109,6 +111,7 @@ def test_snapshot_then_10000_mixed_changes_in_every_format(spark: Any, worker: W
 @pytest.mark.timeout(1500)
 def test_three_incremental_runs_and_a_killed_run_equal_one_full_run(spark: Any, worker: Worker, stack: Any,
                                                                      mongo: Any, tmp_path: Path) -> None:
+    """On both table formats, from the same writes (the workload is most of the time: one capture, two jobs)."""
     db = unique("spark_inc_")
     items = mongo[db]["items"]
     rng = random.Random(11)
@@ -116,7 +119,6 @@ def test_three_incremental_runs_and_a_killed_run_equal_one_full_run(spark: Any, 
     items.insert_many(snapshot)
     live = [doc["_id"] for doc in snapshot]
     topic = items_connector(worker, stack.mongo_uri, db, unique("si"))
-    incremental, killed = tmp_path / "incremental", tmp_path / "killed"
     records = len(snapshot)
     wait_records(stack.kafka_bootstrap, topic, records)  # the snapshot is done: every later write is one event
     # Types widened run after run on two documents the mixed writes leave alone: n int32 (the workload's), then
@@ -127,6 +129,7 @@ def test_three_incremental_runs_and_a_killed_run_equal_one_full_run(spark: Any, 
     widening: list[list[tuple[ObjectId, dict[str, Any]]]] = [
         [], [(widen[0], {"n": Int64(2**40)})], [(widen[0], {"n": 2.5}), (widen[1], {"shape": {"x": 1, "l": ["a"]}})]]
     column_types = [("bigint", "bigint"), ("bigint", "bigint"), ("double", "string")]
+    before_kill: dict[str, Any] = {}
     for step in range(3):
         records += mixed_writes(items, 700, seed=100 + step, live=live)
         if step == 2:  # a field no document had before: the schema evolves
@@ -136,51 +139,73 @@ def test_three_incremental_runs_and_a_killed_run_equal_one_full_run(spark: Any, 
             items.update_one({"_id": _id}, {"$set": fields})
             records += 1
         wait_records(stack.kafka_bootstrap, topic, records)
-        summary = run(spark, MaterializeOptions(stack.kafka_bootstrap, str(incremental), topics=(topic,)))
-        assert summary.batch == step + 1 and summary.rejects == 0
-        types = dict(table_frame(spark, incremental, topic).dtypes)
-        assert (types["n"], types["shape"]) == column_types[step], step
-        if step == 0:
-            run(spark, MaterializeOptions(stack.kafka_bootstrap, str(killed), topics=(topic,)))
-            before_kill = _widened(spark, killed, topic)
+        for table_format in TABLE_FORMATS:
+            incremental, killed = tmp_path / table_format / "incremental", tmp_path / table_format / "killed"
+            summary = run(spark, MaterializeOptions(stack.kafka_bootstrap, str(incremental), topics=(topic,),
+                                                    table_format=table_format))
+            assert summary.batch == step + 1 and summary.rejects == 0, table_format
+            types = dict(table_frame(spark, incremental, topic, table_format).dtypes)
+            assert (types["n"], types["shape"]) == column_types[step], (table_format, step)
+            if step == 0:
+                run(spark, MaterializeOptions(stack.kafka_bootstrap, str(killed), topics=(topic,),
+                                              table_format=table_format))
+                before_kill[table_format] = _widened(spark, killed, topic, table_format)
     expected = mongo_documents(items.find())
-    full = tmp_path / "full"
-    run(spark, MaterializeOptions(stack.kafka_bootstrap, str(full), topics=(topic,)))
-    assert _widened(spark, incremental, topic) == _widened(spark, full, topic) == expected
-    frame = table_frame(spark, incremental, topic)
+    events = len(snapshot) + 2 + 3 * 700 + 1 + 3
+    for table_format in TABLE_FORMATS:
+        _check_incremental_and_killed(spark, stack.kafka_bootstrap, tmp_path / table_format, topic, table_format,
+                                      expected, events, before_kill[table_format], widen)
+
+
+def _check_incremental_and_killed(spark: Any, bootstrap: str, folder: Path, topic: str, table_format: str,
+                                  expected: dict[Any, dict[str, Any]], events: int, before_kill: Any,
+                                  widen: list[ObjectId]) -> None:
+    """The incremental and full runs' tables on ``table_format``, then the killed run's recovery."""
+    incremental, killed, full = folder / "incremental", folder / "killed", folder / "full"
+    run(spark, MaterializeOptions(bootstrap, str(full), topics=(topic,), table_format=table_format))
+    assert _widened(spark, incremental, topic, table_format) == _widened(spark, full, topic, table_format) == \
+        expected, table_format
+    frame = table_frame(spark, incremental, topic, table_format)
     assert "late_field" in frame.columns and frame.count() == frame.where(F.col("_raw").isNotNull()).count()
     assert {r["_id"]: json.loads(r["_raw"])["n"] for r in frame.where(F.col("_id").isin(*map(str, widen))).collect()} \
         == {str(widen[0]): 2.5, str(widen[1]): 2}  # the Extended JSON as the connector wrote it
-    changes = [change_log(spark, out, [topic]).count() for out in (incremental, full)]
-    assert changes[0] == changes[1] == len(snapshot) + 3 * 700 + 1 + 5  # one row per change event
+    changes = [change_log(spark, out, [topic], table_format).count() for out in (incremental, full)]
+    assert changes[0] == changes[1] == events, table_format  # one row per change event
 
-    # The second run of ``killed`` is killed (SIGKILL of its process group) right after it wrote its batch plan,
-    # the next one right after its change-log commit: the table is always one committed state, and the run after
-    # them applies the batch exactly once.
-    batches = killed / "_batches"
-    _kill_mid_run(stack.kafka_bootstrap, killed, topic, lambda: (batches / "00000002.plan.json").exists())
-    assert _widened(spark, killed, topic) in (before_kill, expected)
-    second_log_commit = killed / "changes" / topic / "_delta_log" / f"{1:020d}.json"
-    _kill_mid_run(stack.kafka_bootstrap, killed, topic, second_log_commit.exists)
-    assert not (batches / "00000002.done.json").exists()
-    summary = run(spark, MaterializeOptions(stack.kafka_bootstrap, str(killed), topics=(topic,)))
+    if table_format == "delta":
+        # The second run of ``killed`` is killed (SIGKILL of its process group) right after it wrote its batch
+        # plan, the next one right after its change-log commit: the table is always one committed state, and
+        # the run after them applies the batch exactly once.
+        batches = killed / "_batches"
+        _kill_mid_run(bootstrap, killed, topic, table_format, lambda: (batches / "00000002.plan.json").exists())
+        assert _widened(spark, killed, topic) in (before_kill, expected)
+        second_log_commit = killed / "changes" / topic / "_delta_log" / f"{1:020d}.json"
+        _kill_mid_run(bootstrap, killed, topic, table_format, second_log_commit.exists)
+        assert not (batches / "00000002.done.json").exists()
+    else:
+        # The second run is killed once it stages its change log: the committed table stays readable, and the
+        # next run undoes the staging and applies the batch once
+        _kill_mid_run(bootstrap, killed, topic, table_format, (killed / "_work" / "changes").exists)
+        assert _widened(spark, killed, topic, table_format) == before_kill
+        assert OutputStore(killed).load().batch == 1
+    summary = run(spark, MaterializeOptions(bootstrap, str(killed), topics=(topic,), table_format=table_format))
     assert summary.batch == 2
-    assert _widened(spark, killed, topic) == expected
-    log = change_log(spark, killed, [topic])
-    assert log.count() == log.select("partition", "offset").distinct().count() == changes[1]
+    assert _widened(spark, killed, topic, table_format) == expected, table_format
+    log = change_log(spark, killed, [topic], table_format)
+    assert log.count() == log.select("partition", "offset").distinct().count() == changes[1], table_format
 
 
-def _widened(spark: Any, output: Path, topic: str) -> dict[Any, dict[str, Any]]:
+def _widened(spark: Any, output: Path, topic: str, table_format: str = "delta") -> dict[Any, dict[str, Any]]:
     """The table's documents, with the JSON text of its ``shape`` column (a scalar and a document: string)
     parsed (5 == 5.0 for the comparison with MongoDB's documents)."""
-    docs = stored_table(spark, output, topic)
+    docs = stored_table(spark, output, topic, table_format)
     return {k: {**d, "shape": json.loads(d["shape"])} if isinstance(d.get("shape"), str) else d
             for k, d in docs.items()}
 
 
-def _kill_mid_run(bootstrap: str, output: Path, topic: str, ready: Callable[[], bool]) -> None:
+def _kill_mid_run(bootstrap: str, output: Path, topic: str, table_format: str, ready: Callable[[], bool]) -> None:
     cmd = [sys.executable, "-m", "spark_jobs.materialize", "--bootstrap-servers", bootstrap, "--topics", topic,
-           "--output", str(output), "--master", "local[1]"]
+           "--output", str(output), "--table-format", table_format, "--master", "local[1]"]
     proc = subprocess.Popen(cmd, cwd=REPO_ROOT, start_new_session=True, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)})
     try:
