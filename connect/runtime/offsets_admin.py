@@ -135,10 +135,16 @@ def _modify(herder: Herder, name: str, modify: Callable[[], str]) -> Future[str]
 
 
 def _write(herder: Herder, name: str, changes: Mapping[tuple[tuple[str, Any], ...], Any]) -> None:
+    """Write the offsets; with exactly-once source support enabled, in a transaction of task 0's producer, as
+    Connect does (a commit marker follows them in the offsets topic)."""
     values = {codec.offset_key(name, dict(partition)): None if offset is None else codec.dumps(offset)
               for partition, offset in changes.items()}
+    worker = herder.worker
     try:
-        with herder.worker.connector_offset_store(name, herder.connector_config(name)) as store:
+        if worker.config.exactly_once_source_enabled():
+            worker.write_offsets_in_transaction(name, herder.connector_config(name), values)
+            return
+        with worker.connector_offset_store(name, herder.connector_config(name)) as store:
             store.set(values).result(30)
     except Exception as exc:
         raise ConnectError(f"Failed to write offsets of connector {name}: {exc}") from exc

@@ -296,6 +296,59 @@ class Worker(TaskStatusListener):
         ids = [exactly_once.transactional_id(self.config.group_id or "", name, i) for i in range(count)]
         fence_producers(settings, ids, self.config.offset_flush_timeout_ms / 1000 + 60)
 
+    def write_offsets_in_transaction(self, name: str, connector_props: Mapping[str, str],
+                                     values: Mapping[bytes, bytes | None]) -> None:
+        """Write altered or reset offsets (``values``: offset keys to values, None a tombstone) in one transaction of
+        task 0's producer, as Connect's ``Worker.modifySourceConnectorOffsets`` does under
+        ``exactly.once.source.support=enabled`` (``transactional.id`` ``<group.id>-<connector>-0``, the task's
+        producer settings; the herder fenced the connector's tasks first). A commit marker follows them in the
+        connector's offsets topic, and tasks, which read it ``read_committed``, see all of them or none. Returns
+        once the topic's store has read them back. With a topic of the connector's own, the worker's topic is kept
+        in sync as Connect's ``ConnectorOffsetBackingStore`` keeps it: tombstones are written there first (so a
+        read never falls back to a reset offset), offsets after the commit (not waited for). Nothing is written
+        (no transaction) when ``values`` is empty."""
+        if not values:
+            return
+        props = self.transformer.transform(connector_props)
+        timeout = self.config.offset_flush_timeout_ms / 1000 + 30
+        own = self._connector_store(name, props)
+        try:
+            overrides = {**prefixed(self.props, "producer."), **prefixed(props, "producer.override.")}
+            topic = own.topic if own is not None else self.config.offset_storage_topic or ""
+            tombstones = {key: value for key, value in values.items() if value is None}
+            if own is not None and tombstones:
+                own.secondary.set(tombstones).result(timeout)
+            producer = self._transactional_producer(ConnectorTaskId(name, 0), overrides)
+            try:
+                producer.init_transactions(timeout)
+                producer.begin_transaction()
+                for key, value in values.items():
+                    producer.send(topic, value=value, key=key, headers=[], partition=None, timestamp_ms=None)
+                producer.commit_transaction(timeout)
+            finally:
+                producer.close(5)
+            self._read_back(self.offset_store if own is None else own.primary, values, timeout)
+            if own is not None and len(tombstones) < len(values):
+                own.mirror({key: value for key, value in values.items() if value is not None})
+        finally:
+            if own is not None:
+                own.stop()
+
+    @staticmethod
+    def _read_back(store: OffsetStore, values: Mapping[bytes, bytes | None], timeout: float) -> None:
+        """Read ``store``'s topic until it holds ``values``. A ``read_committed`` read to the end stops at the last
+        stable offset, which passes a transaction only once its commit marker is written, after
+        ``commit_transaction`` returned: one read to the end may not see them yet."""
+        refresh = getattr(store, "refresh", None)
+        deadline = time.monotonic() + timeout
+        while refresh is not None:
+            refresh(max(0.1, deadline - time.monotonic()))
+            if store.get(list(values)) == dict(values):
+                return
+            if time.monotonic() >= deadline:
+                raise ConnectError(f"The offsets written were not read back from the offsets topic in {timeout} s")
+            time.sleep(0.01)
+
     def read_offsets_to_end(self, store: OffsetStore) -> None:
         """Catch up with the offsets topic (an exactly-once task reads committed offsets only)."""
         refresh = getattr(store, "refresh", None)

@@ -323,6 +323,74 @@ def test_a_connector_offsets_topic_of_its_own(support: str, worker_factory: Call
     assert _committed_lines(stack.kafka_bootstrap, topic, 51) == [f"line {i}".encode() for i in range(51)]
 
 
+def _records_after(bootstrap: str, topic: str, start: int) -> tuple[list[tuple[int, bytes | None, bytes | None]], int]:
+    """``(offset, key, value)`` of the records of one-partition ``topic`` from offset ``start`` (uncommitted ones
+    too), and the partition's end: a gap before it is a transaction marker."""
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, enable_auto_commit=False)
+    try:
+        tp = TopicPartition(topic, 0)
+        assert consumer.partitions_for_topic(topic) == {0}
+        consumer.assign([tp])
+        consumer.seek(tp, start)
+        end = consumer.end_offsets([tp])[tp]
+        out: list[tuple[int, bytes | None, bytes | None]] = []
+        deadline = time.monotonic() + 60
+        while consumer.position(tp) < end and time.monotonic() < deadline:
+            out += [(r.offset, r.key, r.value) for batch in consumer.poll(timeout_ms=500).values() for r in batch]
+        return out, end
+    finally:
+        consumer.close()
+
+
+@pytest.mark.parametrize("own_topic", [False, True], ids=["worker-topic", "own-topic"])
+def test_altered_and_reset_offsets_are_written_in_a_transaction(own_topic: bool, worker_factory: Callable[..., Worker],
+                                                                stack: Any, tmp_path: Any) -> None:
+    """Under ``enabled``, offsets altered (``PATCH``) or reset (``DELETE``) through the REST API are written in a
+    transaction of task 0's transactional id, after a fencing round, as Connect's
+    ``Worker.modifySourceConnectorOffsets`` writes them: a commit marker follows them in the connector's offsets
+    topic. The offsets API shows them once the request returned, and the resumed task reads from them. With a topic
+    of the connector's own, a reset's tombstones reach the worker's topic too."""
+    worker = worker_factory({"exactly.once.source.support": "enabled"})
+    name, topic, own = unique("alter-"), unique("alter-topic-"), unique("alter-offsets-")
+    lines = 10
+    source = tmp_path / "lines.txt"
+    source.write_text("".join(f"line {i}\n" for i in range(lines)))
+    config = {"connector.class": "FileStreamSource", "file": str(source), "topic": topic,
+              "value.converter": "org.apache.kafka.connect.storage.StringConverter",
+              **({"offsets.storage.topic": own} if own_topic else {})}
+    create_connector(worker, name, config)
+    expected = [f"line {i}".encode() for i in range(lines)]
+    assert _committed_lines(stack.kafka_bootstrap, topic, lines) == expected
+    worker_topic = worker.process.properties["offset.storage.topic"]
+    offsets_topic = own if own_topic else worker_topic
+    key = f'["{name}",{{"filename":"{source}"}}]'.encode()
+
+    def stop() -> None:
+        assert worker.http.put(f"/connectors/{name}/stop").status_code == 204
+        worker.wait_status(name, lambda s: s["connector"]["state"] == "STOPPED" and not s["tasks"])
+
+    def written(method: str, body: Any = None) -> tuple[list[tuple[int, bytes | None, bytes | None]], int]:
+        """What the request wrote to the connector's offsets topic, and the topic's end after it."""
+        _, start = _records_after(stack.kafka_bootstrap, offsets_topic, 0)
+        reply = worker.http.request(method, f"/connectors/{name}/offsets", json=body)
+        assert reply.status_code == 200, reply.text
+        records, end = _records_after(stack.kafka_bootstrap, offsets_topic, start)
+        return [(offset - start, k, v) for offset, k, v in records], end - start
+
+    stop()
+    patch = {"offsets": [{"partition": {"filename": str(source)}, "offset": {"position": 0}}]}
+    assert written("PATCH", patch) == ([(0, key, b'{"position":0}')], 2)  # the record, then its commit marker
+    assert worker.http.get(f"/connectors/{name}/offsets").json() == patch
+    assert worker.http.put(f"/connectors/{name}/resume").status_code == 202
+    assert _committed_lines(stack.kafka_bootstrap, topic, 2 * lines) == expected * 2  # read again from byte 0
+
+    stop()
+    assert written("DELETE") == ([(0, key, None)], 2)
+    assert worker.http.get(f"/connectors/{name}/offsets").json() == {"offsets": []}
+    if own_topic:  # tombstoned in the worker's topic too (before the connector's: no read falls back to it)
+        assert [v for k, v in read_to_end(stack.kafka_bootstrap, worker_topic) if k == key][-1] is None
+
+
 def test_poll_boundaries_commit_each_batch(worker_factory: Callable[..., Worker], stack: Any, tmp_path: Any) -> None:
     """``transaction.boundary=poll`` (the default): one transaction per batch the task returns, here one line each.
     Each transaction leaves one commit marker in the topic, so the markers count the transactions. The task's

@@ -119,7 +119,8 @@ def _offsets(bootstrap: str, topic: str) -> list[tuple[int, bytes | None]]:
 def test_internal_topics_match_java_connect_for_the_same_operations(support: str, stack: Any,
                                                                     tmp_path: Path) -> None:
     """With ``exactly.once.source.support=enabled`` too: the task count records (``tasks-fencing-<connector>``) of
-    zombie fencing, written at the same points, and the offsets the tasks commit in their transactions. Under
+    zombie fencing, written at the same points, and the offsets the tasks commit in their transactions and the PATCHed
+    ones, in a transaction of their own, at the same offsets too (commit markers included). Under
     ``preparing`` and ``enabled`` the leader's config writes are transactions (``connect-cluster-<group.id>``): the
     records sit at the same offsets on both sides, transaction markers included."""
     lines = 3
@@ -151,11 +152,10 @@ def test_internal_topics_match_java_connect_for_the_same_operations(support: str
     # record by record, in order: the PATCH's offset and the task's, one each time the task reads the file (its 3
     # lines come in one poll, so one offset per reading, whenever the flush or the transaction commit comes)
     assert ours["offsets"] == java["offsets"]
-    if support != "enabled":  # and at the same offsets: no transaction markers in between
-        assert ours["offset offsets"] == java["offset offsets"]
-    # under enabled Java writes the PATCHed offsets in a transaction of its own (task 0's transactional id, after a
-    # fencing round), so a commit marker follows them; ours writes them outside a transaction: the records after it
-    # sit one offset earlier than Java's
+    # and at the same offsets: under enabled the tasks' transactions and the PATCHed offsets' (written in a
+    # transaction of task 0's transactional id, after a fencing round) each leave a commit marker behind them
+    assert ours["offset offsets"] == java["offset offsets"]
+    assert (ours["offset offsets"][-1][0] + 1 > len(ours["offsets"])) == (support == "enabled")
     java_status = {(k, _normal(v)) for k, v in java["status"]}
     our_status = {(k, _normal(v)) for k, v in ours["status"]}
     assert sorted(our_status, key=repr) == sorted(java_status, key=repr)
