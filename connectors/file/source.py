@@ -7,6 +7,7 @@ Kafka's example connector, so its offsets are byte-compatible with Java's.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,10 @@ from connect.api.task import SourceTask
 # (PUT /admin/loggers) reaches them, and the answer names them as Java Connect's does.
 log = logging.getLogger("org.apache.kafka.connect.file.FileStreamSourceConnector")
 task_log = logging.getLogger("org.apache.kafka.connect.file.FileStreamSourceTask")
+
+IDLE_WAIT = 1.0
+"""Seconds a poll that found nothing new waits before it returns (Java's ``this.wait(1000)``), so an idle task
+does not spin; :meth:`FileStreamSourceTask.stop` ends the wait at once."""
 
 CONFIG_DEF = ConfigDef((
     ConfigKey("file", ConfigType.STRING, importance="HIGH", documentation="Source filename."),
@@ -73,6 +78,9 @@ class FileStreamSourceConnector(SourceConnector):
 class FileStreamSourceTask(SourceTask):
     """Tails the file from the stored byte position."""
 
+    def __init__(self) -> None:
+        self._stopped = threading.Event()
+
     def start(self, props: Mapping[str, str]) -> None:
         """Open the file at the stored position."""
         if not props.get("file"):
@@ -83,19 +91,26 @@ class FileStreamSourceTask(SourceTask):
         self.partition = {"filename": str(self.path)}
         stored = self.context.offset_storage_reader.offset(self.partition)
         self.position = int(stored["position"]) if stored else 0
-        self._stopped = False
         self._missing_reported = False
         task_log.debug("Reading %s from byte %d", self.path, self.position)
 
     def poll(self) -> list[SourceRecord] | None:
-        """New complete lines since the last poll."""
-        if self._stopped:
+        """New complete lines since the last poll. With none (nothing new, no complete line, no file yet) it
+        waits :data:`IDLE_WAIT` before returning None, as Java's task does, unless :meth:`stop` is called."""
+        if self._stopped.is_set():
             return None
+        records = self._read()
+        if not records:
+            self._stopped.wait(IDLE_WAIT)
+            return None
+        return records
+
+    def _read(self) -> list[SourceRecord]:
         if not self.path.exists():
             if not self._missing_reported:
                 task_log.warning("File %s does not exist (yet); waiting for it to be created", self.path)
                 self._missing_reported = True
-            return None
+            return []
         self._missing_reported = False
         records: list[SourceRecord] = []
         with open(self.path, "rb") as handle:
@@ -107,8 +122,8 @@ class FileStreamSourceTask(SourceTask):
                 line = raw.rstrip(b"\r\n").decode("utf-8")
                 records.append(SourceRecord(self.partition, {"position": self.position}, self.topic, None,
                                             None, None, STRING, line))
-        return records or None
+        return records
 
     def stop(self) -> None:
-        """Stop polling."""
-        self._stopped = True
+        """Stop polling: a poll waiting for data returns at once."""
+        self._stopped.set()
