@@ -131,6 +131,7 @@ def distributed_main(argv: list[str] | None = None) -> int:
     try:
         props = worker_properties(args.worker_properties)
         _setup_logging(props)
+        _set_switch_interval()
         runtime = distributed(props)
     except (ConnectError, OSError) as exc:
         log.error("Stopping due to error: %s", exc)
@@ -149,6 +150,7 @@ def standalone_main(argv: list[str] | None = None) -> int:
         connectors = [read_connector_file(path) for path in args.connector_files]
         props = worker_properties(args.worker_properties)
         _setup_logging(props)
+        _set_switch_interval()
         runtime = standalone(props)
     except (ConnectError, OSError) as exc:
         log.error("Stopping due to error: %s", exc)
@@ -176,6 +178,29 @@ def _freeze_start_up_heap(then: Any) -> Any:
         if then is not None:
             then(herder)
     return started
+
+
+SWITCH_INTERVAL_ENV = "PYCONNECT_GIL_SWITCH_INTERVAL_MS"
+DEFAULT_SWITCH_INTERVAL_MS = 1.0
+
+
+def _set_switch_interval(environ: Mapping[str, str] = os.environ) -> float:
+    """Set how long a thread that wants the GIL waits before it asks the holder to let go (CPython's default: 5 ms)
+    to ``PYCONNECT_GIL_SWITCH_INTERVAL_MS`` (default 1 ms); returns it in seconds.
+
+    A reader thread (a change stream's getMore, a snapshot range's cursor) sends its next request only once it holds
+    the GIL again after a reply, while the task thread converts records without letting go: at CPython's default,
+    each getMore waited up to 5 ms more in a cycle of ~8.5 ms of server work per 200 events (benchmarks/results.md)."""
+    text = environ.get(SWITCH_INTERVAL_ENV, str(DEFAULT_SWITCH_INTERVAL_MS))
+    try:
+        milliseconds = float(text)
+    except ValueError:
+        milliseconds = -1.0
+    if not 0.05 <= milliseconds <= 100:
+        raise ConnectError(f"Invalid value {text!r} for {SWITCH_INTERVAL_ENV}: a number of milliseconds from 0.05 "
+                           "to 100")
+    sys.setswitchinterval(milliseconds / 1000)
+    return milliseconds / 1000
 
 
 def _serve_or_fail(runtime: Runtime, on_started: Any, failure_code: int) -> int:
