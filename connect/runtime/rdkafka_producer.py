@@ -13,10 +13,11 @@ failed delivery reaches the task through its callback.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 import confluent_kafka
@@ -158,6 +159,12 @@ class RdKafkaProducer:
         # one thread at a time serves delivery reports (poll, flush, and the transaction ends, which flush): two
         # would run one partition's callbacks out of send order
         self._serving = threading.Lock()
+        # callers other than the acks thread (a transaction's end, flush, close) waiting to serve: the acks thread
+        # lets go of the lock for them. It re-took it at once after each poll, so a commit waited behind poll after
+        # poll (a threading.Lock is not fair): ~80-150 ms per exactly-once commit, half of a drain's time
+        self._callers = 0
+        self._gate = threading.Condition()
+        self._ack_poll_s = 0.01 if config.get("transactional.id") else 0.1
         self._log_context = log_setup.context()  # the task's [name|task-0], for librdkafka's lines
         # acknowledgements are served on a thread of their own, as kafka-python's sender thread does: a task that
         # polls nothing new still sees its records acknowledged and its offsets committed
@@ -168,12 +175,30 @@ class RdKafkaProducer:
         if self._log_context is not None:
             log_setup.set_context(*self._log_context)
         while not self._closed.is_set():
+            with self._gate:
+                while self._callers and not self._closed.is_set():
+                    self._gate.wait(0.1)
             try:
                 with self._serving:
-                    self._producer.poll(0.1)
+                    self._producer.poll(self._ack_poll_s)
             except confluent_kafka.KafkaException as exc:  # fatal (a fenced transactional producer): said by send
                 log.debug("%s producer poll: %s", self._client_id, exc)
                 self._closed.wait(0.1)
+
+    @contextlib.contextmanager
+    def _served_here(self) -> Iterator[None]:
+        """Serve delivery reports in the calling thread (librdkafka does in flush and the transaction calls): the
+        acks thread steps aside until the caller is done; the caller waits at most for the acks thread's current
+        poll (10 ms on a transactional producer, whose commits wait here, else 100 ms)."""
+        with self._gate:
+            self._callers += 1
+        try:
+            with self._serving:
+                yield
+        finally:
+            with self._gate:
+                self._callers -= 1
+                self._gate.notify_all()
 
     def _on_error(self, error: confluent_kafka.KafkaError) -> None:
         if error.fatal():
@@ -249,7 +274,7 @@ class RdKafkaProducer:
         deadline = time.monotonic() + timeout
         while True:
             try:
-                with self._serving:  # librdkafka flushes first, serving delivery reports in this thread
+                with self._served_here():  # librdkafka flushes first, serving delivery reports in this thread
                     self._producer.commit_transaction(max(0.0, deadline - time.monotonic()))
                 return
             except confluent_kafka.KafkaException as exc:
@@ -261,7 +286,7 @@ class RdKafkaProducer:
 
     def abort_transaction(self, timeout: float) -> None:
         """Abort the open transaction (its records and offsets are never seen by read_committed consumers)."""
-        with self._serving:  # librdkafka purges and flushes first, serving delivery reports in this thread
+        with self._served_here():  # librdkafka purges and flushes first, serving delivery reports in this thread
             self._transactional("abort the transaction", lambda: self._producer.abort_transaction(timeout))
 
     @staticmethod
@@ -277,7 +302,7 @@ class RdKafkaProducer:
     def flush(self, timeout: float | None = None) -> None:
         """Wait for every record sent so far (callbacks included)."""
         try:
-            with self._serving:
+            with self._served_here():
                 left = self._producer.flush(-1 if timeout is None else timeout)
         except confluent_kafka.KafkaException as exc:
             raise ConnectError(f"The producer failed: {exc}") from exc
@@ -289,13 +314,13 @@ class RdKafkaProducer:
         if self._closed.is_set():
             return
         try:
-            with self._serving:
+            with self._served_here():
                 left = self._producer.flush(-1 if timeout is None else timeout)
             if left:  # as Java's close(timeout): what is still unsent fails now instead of going out later
                 log.warning("%s producer closed with %d record(s) undelivered after %s s: dropped (their offsets "
                             "were not committed)", self._client_id, left, timeout)
                 self._producer.purge()
-                with self._serving:
+                with self._served_here():
                     self._producer.flush(0)
         except confluent_kafka.KafkaException as exc:  # a fatal error (fenced): nothing more can be delivered
             log.warning("%s producer closed after a fatal error: %s", self._client_id, exc)
