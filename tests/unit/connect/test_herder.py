@@ -92,7 +92,12 @@ class ControlPlane:
         self.result(self.herder.put_connector_config(name, config, allow_replace=False))
 
     def states(self, name: str) -> tuple[str, list[str]]:
-        status = self.herder.connector_status(name)
+        """The connector's and its tasks' states; ("", []) until the connector has written its first status (the
+        config is written before the connector starts, as in Connect, whose status endpoint answers 404 then)."""
+        try:
+            status = self.herder.connector_status(name)
+        except NotFoundError:
+            return "", []
         return status.connector.state, [t.state for t in status.tasks]
 
     def values(self, topic: str) -> list[str]:
