@@ -32,6 +32,7 @@ from connect.runtime.worker_source_task import Converters, SourceProducer, TaskS
 from connect.storage.base import OffsetStore, Status, StatusStore
 from connect.storage.config_state import ConnectorTaskId
 from connect.storage.connector_offsets import ConnectorOffsetStore
+from connect.storage.kafka_log import read_until
 
 log = logging.getLogger(__name__)
 
@@ -336,18 +337,10 @@ class Worker(TaskStatusListener):
 
     @staticmethod
     def _read_back(store: OffsetStore, values: Mapping[bytes, bytes | None], timeout: float) -> None:
-        """Read ``store``'s topic until it holds ``values``. A ``read_committed`` read to the end stops at the last
-        stable offset, which passes a transaction only once its commit marker is written, after
-        ``commit_transaction`` returned: one read to the end may not see them yet."""
+        """Read ``store``'s topic until it holds ``values`` (written in a transaction just committed)."""
         refresh = getattr(store, "refresh", None)
-        deadline = time.monotonic() + timeout
-        while refresh is not None:
-            refresh(max(0.1, deadline - time.monotonic()))
-            if store.get(list(values)) == dict(values):
-                return
-            if time.monotonic() >= deadline:
-                raise ConnectError(f"The offsets written were not read back from the offsets topic in {timeout} s")
-            time.sleep(0.01)
+        if refresh is not None and not read_until(refresh, lambda: store.get(list(values)) == dict(values), timeout):
+            raise ConnectError(f"The offsets written were not read back from the offsets topic in {timeout} s")
 
     def read_offsets_to_end(self, store: OffsetStore) -> None:
         """Catch up with the offsets topic (an exactly-once task reads committed offsets only)."""

@@ -17,7 +17,7 @@ from connect import clients, test_hooks
 from connect.api.errors import ConnectError, RetriableError
 from connect.storage import codec
 from connect.storage.base import ConfigStore, Status, StatusStore
-from connect.storage.kafka_log import KafkaLog, TopicSpec, ensure_compacted_topic
+from connect.storage.kafka_log import KafkaLog, TopicSpec, ensure_compacted_topic, read_until
 
 log = logging.getLogger(__name__)
 _INTERRUPT_CHECK_S = 0.25
@@ -153,24 +153,13 @@ class KafkaConfigStore(ConfigStore):
         encoded = [(key.encode(), None if value is None else codec.dumps(value)) for key, value in records]
         if privileged and self._leader_writer is not None:
             last = self._send_privileged(encoded)
-            self._refresh_past(last, 30)
+            # until its own records are applied (the session key was written twice when a read missed them)
+            read_until(self.refresh, lambda: self.snapshot().offset > last, 30)
         else:
             futures = [self._log.send(key, value) for key, value in encoded]
             for future in futures:
                 self._wait(future, 30, "Writing to the config topic")
             self.refresh(30)
-
-    def _refresh_past(self, offset: int, timeout: float) -> None:
-        """Read until the record at ``offset`` is applied. A ``read_committed`` read to the end stops at the last
-        stable offset, which the broker moves past a transaction only once its commit marker is written, after
-        ``commit_transaction`` returned: one read to the end could miss the leader's own write (the session key
-        was then written twice)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            self.refresh(max(0.1, deadline - time.monotonic()))
-            if self.snapshot().offset > offset or time.monotonic() >= deadline:
-                return
-            time.sleep(0.01)
 
     def _send_privileged(self, records: list[tuple[bytes, bytes | None]]) -> int:
         """One transaction of the leader's fencable producer (Connect's ``sendPrivileged``); the offset of its last

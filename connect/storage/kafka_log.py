@@ -31,6 +31,21 @@ RecordCallback = Callable[[bytes | None, bytes | None, int, int], None]
 _ENDS_FIRST_ATTEMPT_MS, _ENDS_LONGEST_ATTEMPT_MS = 1000, 5000
 
 
+def read_until(refresh: Callable[[float], None], visible: Callable[[], bool], timeout: float) -> bool:
+    """Read a topic to its end (``refresh(timeout)``) until ``visible()`` says a write of this process is applied;
+    False if it is not within ``timeout`` seconds. A ``read_committed`` read to the end stops at the last stable
+    offset, which the broker moves past a transaction only once its commit marker is written, after
+    ``commit_transaction`` returned: one read to the end may miss a transaction just committed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        refresh(max(0.1, deadline - time.monotonic()))
+        if visible():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+
+
 @dataclass(frozen=True, slots=True)
 class TopicSpec:
     """How to create an internal topic when it is missing."""
