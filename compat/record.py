@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from compat import jshell_goldens
 from compat.debezium import releases
@@ -38,6 +39,18 @@ def _jshell(name: str) -> Callable[[], int]:
     def run() -> int:
         return jshell_goldens.main([name])
     return run
+
+
+def _extjson(release: str) -> Callable[[], int]:
+    def run() -> int:
+        from compat.debezium import extjson_golden
+        return extjson_golden.main(["--release", release])
+    return run
+
+
+def _extjson_golden(release: str) -> Path:
+    from compat.debezium import extjson_golden
+    return extjson_golden.golden_path(release)
 
 
 def _module_main(module: str) -> Callable[[], int]:
@@ -71,8 +84,9 @@ RECORDERS: tuple[Recorder, ...] = (
     Recorder("config-keys", "tests/unit/mongodb/golden/debezium_mongodb_keys.json",
              _module_main("compat.debezium.config_keys")),
     Recorder("doubles", "tests/unit/mongodb/golden/driver_doubles.tsv", _module_main("compat.debezium.doubles")),
-    Recorder("extjson", "tests/unit/mongodb/data/extjson_golden.jsonl",
-             _module_main("compat.debezium.extjson_golden")),
+    *(Recorder("extjson" if release == releases.pinned() else f"extjson-{release}",
+               f"tests/unit/mongodb/data/{_extjson_golden(release).name}", _extjson(release))
+      for release in releases.available()),
     Recorder("validate-transforms", "tests/unit/connect/data/validate_transforms_java.json",
              _module_main("compat.validate_transforms")),
     Recorder("debezium-records", "tests/unit/mongodb/data/debezium_records_golden.jsonl",

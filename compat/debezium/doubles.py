@@ -1,7 +1,8 @@
 """Record how each Debezium release's MongoDB Java driver writes doubles in Extended JSON (the ``after``/``before``
 /``updateDescription``/key text of Debezium's records) into ``tests/unit/mongodb/golden/driver_doubles.tsv``: the
 edges (zeros, subnormals, the limits, NaN and the infinities, Java's plain/scientific boundaries, whole numbers,
-every power of ten) and a few thousand random bit patterns, each in RELAXED and STRICT mode, per release.
+every power of ten) and a few thousand random bit patterns, each in RELAXED and STRICT mode, per release. The first
+line names the releases, their drivers and the JDK (whose ``Double.toString`` picks the digits).
 
     python -m compat.debezium.doubles [--out PATH]
 
@@ -55,7 +56,9 @@ def driver_json(release: str, values: list[float]) -> list[str]:
 def record(out: Path) -> int:
     values = corpus()
     columns = {release: driver_json(release, values) for release in releases.available()}
-    header = "# bits\t" + "\t".join(f"{r} relaxed\t{r} strict" for r in columns) + "\n"
+    produced = ", ".join(f"Debezium {r} (MongoDB Java driver {releases.driver_version(r)})" for r in columns)
+    header = (f"# recorded_with: {produced}, on {releases.java_version()}\n"
+              "# bits\t" + "\t".join(f"{r} relaxed\t{r} strict" for r in columns) + "\n")
     rows = []
     for index, value in enumerate(values):
         cells = [columns[r][index].split("\t") for r in columns]

@@ -148,21 +148,25 @@ def record_main(argv: list[str] | None, doc: str | None, default: Path, record: 
     return 0 if count >= minimum else 1
 
 
-def release_record_main(argv: list[str] | None, doc: str | None, default: Path,
+def release_record_main(argv: list[str] | None, doc: str | None, default: Path | Callable[[str], Path],
                         record: Callable[[Path, str], int], unit: str, minimum: int = 0) -> int:
-    """:func:`record_main` with ``--release`` (the Debezium releases obtainable here, the pinned one by default)."""
+    """:func:`record_main` with ``--release`` (the Debezium releases obtainable here, the pinned one by default);
+    ``default``: the output path, or a function of the release giving it."""
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--release", choices=releases.available(), default=releases.pinned())
     known, rest = parser.parse_known_args(argv)
-    return record_main(rest, doc, default, lambda out: record(out, known.release), unit, minimum)
+    out = default(known.release) if callable(default) else default
+    return record_main(rest, doc, out, lambda out: record(out, known.release), unit, minimum)
 
 
 def recorded_with(release: str | None = None) -> str:
-    """The first line of a golden JSON Lines file: which Debezium, Kafka Connect and SecantusDB produced it."""
+    """The first line of a golden JSON Lines file: which Debezium, Kafka Connect, SecantusDB and JDK (whose
+    ``Double.toString`` spells the doubles of Debezium's Extended JSON) produced it."""
     from importlib.metadata import version
 
     return json.dumps({"recorded_with": {"debezium": release or releases.pinned(), "kafka_connect": connect_version(),
-                                         "mongodb": f"SecantusDB {version('secantusdb')}"}})
+                                         "mongodb": f"SecantusDB {version('secantusdb')}",
+                                         "java": releases.java_version()}})
 
 
 def golden_lines(path: Path) -> list[dict[str, Any]]:

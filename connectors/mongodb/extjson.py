@@ -20,7 +20,8 @@ Strings follow the Java writer: ``"`` ``\\`` and ``\\b \\f \\n \\r \\t`` get sho
 whose Unicode general category is not a letter (except modifier letters), number, space separator, punctuation or
 symbol is written as ``\\uXXXX`` (lower-case hex) - that includes controls, format characters, combining marks,
 private use, unassigned code points and, because Java strings are UTF-16, every non-BMP character as two
-surrogate escapes. Doubles use Java's ``Double.toString`` layout (shortest round-trip digits as in JDK 19+).
+surrogate escapes. Doubles use Java's ``Double.toString`` layout (shortest round-trip digits as in JDK 19+); with
+``plus_exponent`` (Debezium 3.6.3's driver 5.9) a non-negative exponent gets a sign: ``1.0E+300``.
 """
 
 from __future__ import annotations
@@ -142,6 +143,14 @@ def _double_relaxed(value: float) -> str:
     return java_double(value)
 
 
+def _plus(encode: Callable[[float], str]) -> Callable[[float], str]:
+    """``encode`` with a ``+`` before a non-negative exponent (``1.0E+300``, as the Java driver 5.9 writes it)."""
+    def signed(value: float) -> str:
+        text = encode(value)
+        return text.replace("E", "E+", 1) if "E" in text and "E-" not in text else text
+    return signed
+
+
 # --------------------------------------------------------------------------------------------------------------
 # Dates
 
@@ -259,20 +268,23 @@ Encoder = Callable[[Any], str]
 class _Flavour:
     """One Extended JSON flavour, built as closures for speed (this is the connector's hot path).
 
-    ``sep`` separates members and array items; ``relaxed_mode`` selects v2 RELAXED instead of v1 STRICT forms.
+    ``sep`` separates members and array items; ``relaxed_mode`` selects v2 RELAXED instead of v1 STRICT forms;
+    ``plus``: doubles as the Java driver 5.9 writes them (:func:`_plus`).
     """
 
     __slots__ = ("array", "document", "value")
 
-    def __init__(self, sep: str, relaxed_mode: bool) -> None:
+    def __init__(self, sep: str, relaxed_mode: bool, plus: bool = False) -> None:
         scalars: dict[type, Encoder] = {
             bool: _bool, type(None): _null, ObjectId: _oid, Decimal128: _decimal, MinKey: _min_key, MaxKey: _max_key,
         }
+        double: Callable[[float], str] = _double_relaxed if relaxed_mode else java_double
+        double = _plus(double) if plus else double
         if relaxed_mode:
-            scalars.update({int: _int_relaxed, Int64: _int_relaxed, float: _double_relaxed,
+            scalars.update({int: _int_relaxed, Int64: _int_relaxed, float: double,
                             _dt.datetime: _date_relaxed, DatetimeMS: _date_relaxed})
         else:
-            scalars.update({int: _int_strict, Int64: _int64_strict, float: java_double,
+            scalars.update({int: _int_strict, Int64: _int64_strict, float: double,
                             _dt.datetime: _date_strict, DatetimeMS: _date_strict})
         names: dict[Any, str] = {}
         search = _NEEDS_ESCAPE.search
@@ -379,21 +391,21 @@ def _regex_relaxed(item: Regex[Any] | re.Pattern[Any], sep: str) -> str:
     return '{"$regularExpression": {"pattern": ' + java_string(pattern) + sep + '"options": "' + options + '"}}'
 
 
-_STRICT = _Flavour(",", relaxed_mode=False)
-_RELAXED_COMPACT = _Flavour(",", relaxed_mode=True)
-_RELAXED_DEFAULT = _Flavour(", ", relaxed_mode=True)
+_STRICT = {plus: _Flavour(",", relaxed_mode=False, plus=plus) for plus in (False, True)}
+_RELAXED_COMPACT = {plus: _Flavour(",", relaxed_mode=True, plus=plus) for plus in (False, True)}
+_RELAXED_DEFAULT = {plus: _Flavour(", ", relaxed_mode=True, plus=plus) for plus in (False, True)}
 
 
-def strict(doc: Mapping[str, Any]) -> str:
+def strict(doc: Mapping[str, Any], plus_exponent: bool = False) -> str:
     """Extended JSON v1 STRICT, Debezium compact style (``after``/``before``/``lsid``)."""
-    return _STRICT.document(doc)
+    return _STRICT[plus_exponent].document(doc)
 
 
-def relaxed_key(value: Any) -> str:
+def relaxed_key(value: Any, plus_exponent: bool = False) -> str:
     """One value (the document ``_id``) as v2 RELAXED, Debezium compact style (the key ``id``)."""
-    return _RELAXED_COMPACT.value(value)
+    return _RELAXED_COMPACT[plus_exponent].value(value)
 
 
-def relaxed(doc: Mapping[str, Any]) -> str:
+def relaxed(doc: Mapping[str, Any], plus_exponent: bool = False) -> str:
     """Extended JSON v2 RELAXED with the driver's default layout (``updateDescription.updatedFields``)."""
-    return _RELAXED_DEFAULT.document(doc)
+    return _RELAXED_DEFAULT[plus_exponent].document(doc)

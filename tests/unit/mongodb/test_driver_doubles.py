@@ -66,3 +66,11 @@ def test_the_writer_prints_doubles_as_the_releases_driver(release: str) -> None:
 def test_the_releases_differ_only_by_the_exponent_sign() -> None:
     for row in _rows():
         assert row[1].replace("E", "E+").replace("E+-", "E-") == row[3], row
+
+
+def test_the_header_names_the_drivers_and_the_jdk() -> None:
+    """The first line says which releases, MongoDB Java drivers and JDK (its ``Double.toString``) recorded it."""
+    header = GOLDEN.read_text().splitlines()[0]
+    assert header.startswith("# recorded_with: ")
+    assert all(f"Debezium {release} (MongoDB Java driver " in header for release in RELEASES)
+    assert " on openjdk version " in header or " on java version " in header

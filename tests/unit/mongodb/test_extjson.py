@@ -30,11 +30,22 @@ from bson.datetime_ms import DatetimeMS
 from bson.son import SON
 
 from connectors.mongodb import _extjson, extjson, json_writer
+from connectors.mongodb.releases import RELEASES
 
 DATA = Path(__file__).parent / "data"
 AUTO: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
-GOLDEN = [case for case in map(json.loads, filter(None, (DATA / "extjson_golden.jsonl").read_text().splitlines()))
-          if "bson" in case]  # the first line says what recorded it
+
+
+def _golden(name: str) -> list[dict[str, Any]]:
+    rows = map(json.loads, filter(None, (DATA / name).read_text().splitlines()))
+    return [case for case in rows if "bson" in case]  # the first line says what recorded it
+
+
+GOLDENS = {"3.6.1.Final": _golden("extjson_golden.jsonl"), "3.6.3.Final": _golden("extjson_golden-3.6.3.Final.jsonl")}
+"""Each Debezium release's golden (``python -m compat.record extjson extjson-3.6.3.Final``): the same documents."""
+GOLDEN = GOLDENS["3.6.1.Final"]
+CASES = pytest.mark.parametrize(("release", "case"), [(r, c) for r, cases in GOLDENS.items() for c in cases],
+                                ids=[f"{r}-{c['name']}" for r, cases in GOLDENS.items() for c in cases])
 # The product's compiled writer (native/, over re-encoded BSON) and the pure-Python reference give the same bytes.
 WRITERS = pytest.mark.parametrize("writer", [json_writer, extjson], ids=["native", "python"])
 
@@ -43,22 +54,28 @@ def _decode(case: dict[str, Any], options: CodecOptions[dict[str, Any]] = AUTO) 
     return bson.decode(base64.b64decode(case["bson"]), codec_options=options)
 
 
-@WRITERS
-@pytest.mark.parametrize("case", GOLDEN, ids=[c["name"] for c in GOLDEN])
-def test_strict_matches_debezium(case: dict[str, Any], writer: ModuleType) -> None:
-    assert writer.strict(_decode(case)) == case["strict"]
+def test_every_release_has_a_golden_of_the_same_documents() -> None:
+    assert set(GOLDENS) == set(RELEASES)
+    assert all([c["bson"] for c in cases] == [c["bson"] for c in GOLDEN] for cases in GOLDENS.values())
 
 
 @WRITERS
-@pytest.mark.parametrize("case", GOLDEN, ids=[c["name"] for c in GOLDEN])
-def test_relaxed_matches_driver_default(case: dict[str, Any], writer: ModuleType) -> None:
-    assert writer.relaxed(_decode(case)) == case["relaxed"]
+@CASES
+def test_strict_matches_debezium(release: str, case: dict[str, Any], writer: ModuleType) -> None:
+    assert writer.strict(_decode(case), RELEASES[release].plus_exponent) == case["strict"]
 
 
 @WRITERS
-@pytest.mark.parametrize("case", GOLDEN, ids=[c["name"] for c in GOLDEN])
-def test_relaxed_key_matches_debezium(case: dict[str, Any], writer: ModuleType) -> None:
-    assert [writer.relaxed_key(v) for v in _decode(case).values()] == case["keys"]
+@CASES
+def test_relaxed_matches_driver_default(release: str, case: dict[str, Any], writer: ModuleType) -> None:
+    assert writer.relaxed(_decode(case), RELEASES[release].plus_exponent) == case["relaxed"]
+
+
+@WRITERS
+@CASES
+def test_relaxed_key_matches_debezium(release: str, case: dict[str, Any], writer: ModuleType) -> None:
+    plus = RELEASES[release].plus_exponent
+    assert [writer.relaxed_key(v, plus) for v in _decode(case).values()] == case["keys"]
 
 
 @WRITERS
