@@ -78,6 +78,8 @@ RECORDERS: tuple[Recorder, ...] = (
                _golden(release, "split")) for release in releases.available()),
     *(Recorder(f"golden-{release}-corpus", f"tests/integration/mongodb/golden/debezium-{release}-corpus.jsonl",
                _golden(release, "corpus")) for release in releases.available()),
+    *(Recorder(f"golden-{release}-keys", f"tests/integration/mongodb/golden/debezium-{release}-keys.jsonl",
+               _golden(release, "keys")) for release in releases.available()),
     Recorder("incremental-offsets", "tests/unit/mongodb/data/debezium_incremental_offsets.jsonl",
              _module_main("compat.debezium.incremental_offsets")),
     Recorder("naming", "tests/integration/mongodb/golden/naming.json", _module_main("compat.debezium.naming")),

@@ -2,7 +2,7 @@
 Debezium MongoDB connector on the real Kafka Connect, against SecantusDB and a real Kafka broker.
 
     python -m compat.debezium.golden [--release 3.6.3.Final] [--out PATH]
-        [--scenario streaming|snapshot|incremental|window|cloudevents|split|corpus]
+        [--scenario streaming|snapshot|incremental|window|cloudevents|split|corpus|keys]
 
 Re-record after changing the operations or the pinned Debezium version (compat/debezium/pom.xml); the test
 ``tests/integration/mongodb/test_debezium_golden.py`` runs the same operations through our connector and compares.
@@ -23,6 +23,7 @@ from compat.debezium import (
     corpus_scenario,
     harness,
     incremental_scenario,
+    keys_scenario,
     releases,
     snapshot_scenario,
     split_scenario,
@@ -32,9 +33,10 @@ from compat.debezium import (
 GOLDEN_DIR = Path(__file__).resolve().parents[2] / "tests" / "integration" / "mongodb" / "golden"
 
 
-SCENARIOS = ("streaming", "snapshot", "incremental", "window", "cloudevents", "split", "corpus")
+SCENARIOS = ("streaming", "snapshot", "incremental", "window", "cloudevents", "split", "corpus", "keys")
 SCRIPTED = {"snapshot": snapshot_scenario, "incremental": incremental_scenario, "window": window_scenario,
-            "cloudevents": cloudevents_scenario, "split": split_scenario, "corpus": corpus_scenario}
+            "cloudevents": cloudevents_scenario, "split": split_scenario, "corpus": corpus_scenario,
+            "keys": keys_scenario}
 """The scenarios that run their own steps against a connector made by a callback."""
 
 

@@ -29,6 +29,7 @@ from bson.codec_options import CodecOptions, DatetimeConversion
 from bson.datetime_ms import DatetimeMS
 from bson.son import SON
 
+from compat.debezium import harness, keys_scenario
 from connectors.mongodb import _extjson, extjson, json_writer
 from connectors.mongodb.releases import RELEASES
 
@@ -210,3 +211,20 @@ def test_a_1kb_document_renders_to_about_1kb() -> None:
     # speed is measured in benchmarks/, never asserted here
     assert 700 < len(extjson.strict(_kilobyte_doc())) < 1400
     assert json_writer.strict(_kilobyte_doc()) == extjson.strict(_kilobyte_doc())
+
+
+@WRITERS
+@pytest.mark.parametrize("release", list(RELEASES))
+def test_double_ids_as_debeziums_record_keys(release: str, writer: ModuleType) -> None:
+    """The record keys the real Debezium wrote for ``_id``s that are double edge values (``compat.debezium
+    .keys_scenario``; its golden ``debezium-<release>-keys.jsonl``, checked end to end by
+    ``test_debezium_golden.py``): each inserted document's key ``id`` is our ``relaxed_key`` of its ``_id``."""
+    golden = Path(__file__).parents[2] / "integration" / "mongodb" / "golden" / f"debezium-{release}-keys.jsonl"
+    inserts = [row for row in harness.golden_lines(golden)
+               if row["topic"].startswith("golden-nos.") and row["value"] and row["value"]["op"] == "c"]
+    assert len(inserts) == keys_scenario.DOCUMENTS
+    for row in inserts:
+        n = json.loads(row["value"]["after"])["n"]  # the index in SHARED, or the SINGLE collection's name
+        key = keys_scenario.SHARED[n] if isinstance(n, int) else keys_scenario.SINGLE[n]
+        assert row["raw_key"] == json.dumps({"id": writer.relaxed_key(key, RELEASES[release].plus_exponent)},
+                                            separators=(",", ":")), row["raw_key"]
