@@ -30,8 +30,9 @@ from bson.datetime_ms import DatetimeMS
 from bson.son import SON
 
 from compat.debezium import harness, keys_scenario
-from connectors.mongodb import _extjson, extjson, json_writer
-from connectors.mongodb.releases import RELEASES
+from connectors.mongodb import _extjson, extjson, json_writer, releases
+from connectors.mongodb.event_converter import ChangeEventConverter
+from connectors.mongodb.releases import NEWEST, RELEASES
 
 DATA = Path(__file__).parent / "data"
 AUTO: CodecOptions[dict[str, Any]] = CodecOptions(datetime_conversion=DatetimeConversion.DATETIME_AUTO)
@@ -228,3 +229,14 @@ def test_double_ids_as_debeziums_record_keys(release: str, writer: ModuleType) -
         key = keys_scenario.SHARED[n] if isinstance(n, int) else keys_scenario.SINGLE[n]
         assert row["raw_key"] == json.dumps({"id": writer.relaxed_key(key, RELEASES[release].plus_exponent)},
                                             separators=(",", ":")), row["raw_key"]
+
+
+def test_keys_follow_the_newest_release_by_default() -> None:
+    """Without ``debezium.release`` the connector writes the newest release's bytes, keys included."""
+    assert releases.release(None) is NEWEST and NEWEST.version == max(RELEASES) and NEWEST.plus_exponent
+    converter = ChangeEventConverter(topic_prefix="p", run_id="r")
+    event = {"_id": {"_data": "00"}, "operationType": "insert", "clusterTime": Timestamp(1795265284, 7),
+             "ns": {"db": "d", "coll": "c"}, "documentKey": {"_id": 1e300}, "fullDocument": {"_id": 1e300}}
+    [record] = converter.to_records(event)
+    assert record.key.get("id") == "1.0E+300"
+    assert record.value.get("after") == '{"_id": 1.0E+300}'
