@@ -65,7 +65,7 @@ CHANGES_STATS = "topic,key,op,ts,source_ts,ord,txn_number,partition,offset,kafka
 REJECTS_STATS = "topic,partition,offset,kafka_ts,key,reason,batch"
 # ... and of the latest-state tables: the key a MERGE joins on and the record's coordinates, not the documents'
 # fields (set when a table is created, kept in its properties; a reader may widen it with ALTER TABLE)
-TABLE_STATS = "_key,_op,_source_ts,_topic,_partition,_offset"
+TABLE_STATS = "_key,_op,_source_ts,_source_ord,_topic,_partition,_offset"
 # A date-partitioned append writes each date's rows through its own open file instead of sorting the batch
 # (documents and all) by date first; beyond this many dates in one task Spark sorts again.
 _CONCURRENT_WRITERS = ("spark.sql.maxConcurrentOutputFileWriters", "32")
@@ -310,8 +310,12 @@ def _merge_prepared(spark: SparkSession, output: DeltaOutput, plan: Plan, topic:
         conformed = source.select(*(schemas.conform(F.col(f"`{f.name}`"), source.schema[f.name].dataType,
                                                     f.dataType).alias(f.name) for f in current.schema.fields))
         with session_conf(spark, dict([_MATERIALIZE_SOURCE])):
+            # a change older (by source position) than the stored row leaves it as it is: a later run reading a
+            # partition that lagged never undoes a newer state
+            newer = tables.applies(F.col("s._source_ts"), F.col("s._source_ord"), F.col("t._source_ts"),
+                                   F.col("t._source_ord"))
             metrics = (DeltaTable.forPath(spark, path).alias("t").merge(conformed.alias("s"), "t._key = s._key")
-                       .whenMatchedDelete("s._op = 'd'").whenMatchedUpdateAll()
+                       .whenMatchedDelete((F.col("s._op") == "d") & newer).whenMatchedUpdateAll(newer)
                        .whenNotMatchedInsertAll("s._op <> 'd'").execute()).first()
         if metrics is None:
             return merged.json(), None

@@ -6,24 +6,25 @@
   changed) the Debezium ``source`` position ``ts_ms``/``ord`` (MongoDB's oplog position) of each partition's
   last event; without a ``source`` block, partition then offset;
 * :func:`materialized`: the latest-state table of one collection: document columns typed by
-  :mod:`spark_jobs.schema` plus ``_key``, ``_op``, ``_source_ts``, ``_topic``, ``_partition``, ``_offset`` and
-  ``_raw`` (the document's Extended JSON); deletes and tombstones remove the row;
+  :mod:`spark_jobs.schema` plus ``_key``, ``_op``, ``_source_ts``, ``_source_ord``, ``_topic``, ``_partition``,
+  ``_offset`` and ``_raw`` (the document's Extended JSON); deletes and tombstones remove the row; across runs a
+  change older (by source position) than the stored row does not replace or delete it (:func:`applies`);
 * :func:`change_log`: one row per change event (tombstones are not events), partitioned by ``date``;
 * :func:`rejects`: the records that could not be used, with the reason and their Kafka coordinates.
 """
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from spark_jobs import schema as schemas
 
-__all__ = ["META_COLUMNS", "change_log", "last_positions", "latest_events", "materialized", "merge_documents",
-           "merge_tables", "rejects"]
+__all__ = ["META_COLUMNS", "applies", "change_log", "last_positions", "latest_events", "materialized",
+           "merge_documents", "merge_tables", "rejects"]
 
-META_COLUMNS = ("_key", "_op", "_source_ts", "_topic", "_partition", "_offset", "_raw")
+META_COLUMNS = ("_key", "_op", "_source_ts", "_source_ord", "_topic", "_partition", "_offset", "_raw")
 
 
 def usable(changes: DataFrame) -> DataFrame:
@@ -74,12 +75,15 @@ def latest_events(changes: DataFrame, broadcast: bool = False) -> DataFrame:
     last = last_positions(deciding)
     if broadcast:
         last = F.broadcast(last)
-    return deciding.join(last, on=["topic", "key", "partition", "offset"], how="left_semi").select(
-        "topic", "key", "op", "tombstone", "after", "source_ts_ms", "partition", "offset", "connect_schema")
+    # the chosen row takes the position that placed it (a tombstone its delete's), which later runs compare with
+    return deciding.drop("source_ts_ms", "source_ord").join(last, on=["topic", "key", "partition", "offset"]).select(
+        "topic", "key", "op", "tombstone", "after", "source_ts_ms", "source_ord", "partition", "offset",
+        "connect_schema")
 
 
 def last_positions(deciding: DataFrame) -> DataFrame:
-    """``(topic, key, partition, offset)`` of the last deciding event of each key (see :func:`latest_events`)."""
+    """``(topic, key, partition, offset)`` of the last deciding event of each key (see :func:`latest_events`), with
+    its source position ``source_ts_ms``/``source_ord`` (a tombstone's: its delete's; null without any)."""
     has_source = F.col("source_ts_ms").isNotNull()
     per_partition = deciding.groupBy("topic", "key", "partition").agg(
         F.max("offset").alias("offset"),
@@ -91,7 +95,8 @@ def last_positions(deciding: DataFrame) -> DataFrame:
         F.max(F.struct(F.col("source.ts_ms").alias("ts_ms"), F.col("source.ord").alias("ord"),
                        F.col("partition"), F.col("offset"))).alias("last"))
     return across.select("topic", "key", F.col("last.partition").alias("partition"),
-                         F.col("last.offset").alias("offset"))
+                         F.col("last.offset").alias("offset"), F.col("last.ts_ms").alias("source_ts_ms"),
+                         F.col("last.ord").alias("source_ord"))
 
 
 def live_documents(latest: DataFrame) -> DataFrame:
@@ -104,7 +109,8 @@ def materialized(documents: DataFrame, parse_schema: StructType) -> DataFrame:
     """The table rows of ``documents`` (from :func:`live_documents`): typed document columns + metadata."""
     parsed = documents.withColumn("_doc", schemas.parse(F.col("_norm"), parse_schema))
     meta = [F.col("key").alias("_key"), F.col("op").alias("_op"),
-            F.timestamp_millis("source_ts_ms").alias("_source_ts"), F.col("topic").alias("_topic"),
+            F.timestamp_millis("source_ts_ms").alias("_source_ts"), F.col("source_ord").alias("_source_ord"),
+            F.col("topic").alias("_topic"),
             F.col("partition").alias("_partition"), F.col("offset").alias("_offset"), F.col("after").alias("_raw")]
     return parsed.select(*schemas.typed_columns(F.col("_doc"), parse_schema), *meta)
 
@@ -120,10 +126,28 @@ def merge_documents(latest: DataFrame) -> DataFrame:
 
 
 def merge_tables(previous: DataFrame, latest: DataFrame, batch_rows: DataFrame) -> DataFrame:
-    """``previous`` table rows without the keys the batch decided, plus the batch's rows (``batch_rows``)."""
-    decided = latest.select(F.col("key").alias("_key"))
-    kept = previous.join(decided, on="_key", how="left_anti")
-    return kept.unionByName(batch_rows, allowMissingColumns=True)
+    """``previous`` table rows without the keys the batch decided, plus the batch's rows (``batch_rows``); a
+    stored row whose source position is newer than the batch's change of its key stays (see :func:`applies`)."""
+    position = F.col("_source_ord") if "_source_ord" in previous.columns else F.lit(None).cast("bigint")
+    stored = previous.withColumn("_source_ord", position)
+    decided = latest.select(F.col("key").alias("_key"), F.lit(True).alias("_decided"),
+                            F.timestamp_millis("source_ts_ms").alias("_d_ts"), F.col("source_ord").alias("_d_ord"))
+    replaced = applies(F.col("_d_ts"), F.col("_d_ord"), F.col("_source_ts"), F.col("_source_ord"))
+    kept = stored.join(decided, on="_key", how="left").where(F.col("_decided").isNull() | ~replaced) \
+        .drop("_decided", "_d_ts", "_d_ord")
+    positions = stored.select("_key", F.col("_source_ts").alias("_t_ts"), F.col("_source_ord").alias("_t_ord"))
+    newer = batch_rows.join(positions, on="_key", how="left").where(
+        applies(F.col("_source_ts"), F.col("_source_ord"), F.col("_t_ts"), F.col("_t_ord"))).drop("_t_ts", "_t_ord")
+    return kept.unionByName(newer, allowMissingColumns=True)
+
+
+def applies(change_ts: Column, change_ord: Column, stored_ts: Column, stored_ord: Column) -> Column:
+    """Whether a change at source position (``change_ts``, ``change_ord``) replaces or deletes a stored row at
+    (``stored_ts``, ``stored_ord``): unless the stored row is newer (a later run's change that the connector read
+    earlier, e.g. from a partition that lagged, never undoes a newer state). Never null: without a position on
+    either side the change applies, as the later run's; a missing ``ord`` compares by ``ts_ms`` alone."""
+    return (stored_ts.isNull() | change_ts.isNull() | (change_ts > stored_ts)
+            | ((change_ts == stored_ts) & (stored_ord.isNull() | change_ord.isNull() | (change_ord >= stored_ord))))
 
 
 def as_documents(table: DataFrame) -> DataFrame:
@@ -131,6 +155,8 @@ def as_documents(table: DataFrame) -> DataFrame:
     return table.select(
         F.col("_topic").alias("topic"), F.col("_key").alias("key"), F.col("_op").alias("op"),
         F.lit(False).alias("tombstone"), F.col("_raw").alias("after"),
-        F.unix_millis("_source_ts").alias("source_ts_ms"), F.col("_partition").alias("partition"),
+        F.unix_millis("_source_ts").alias("source_ts_ms"),
+        (F.col("_source_ord") if "_source_ord" in table.columns else F.lit(None).cast("bigint")).alias("source_ord"),
+        F.col("_partition").alias("partition"),
         F.col("_offset").alias("offset"), F.lit(None).cast("string").alias("connect_schema"),
     ).withColumn("_norm", schemas.normalize(F.col("after")))

@@ -271,6 +271,38 @@ def test_bad_records_go_to_the_rejects_table_and_the_job_goes_on(spark: Any, sta
     assert sorted(stored_table(spark, output, topic, table_format)) == ["0.0", "2.0"]
 
 
+@pytest.mark.parametrize("table_format", TABLE_FORMATS)
+def test_a_later_runs_older_change_does_not_undo_a_newer_row(spark: Any, stack: Any, tmp_path: Path,
+                                                              table_format: str) -> None:
+    """Across runs the source position ts_ms/ord decides, as within a run: a change that reaches Kafka after a
+    newer one of its key (e.g. written to a partition that lagged) neither replaces nor deletes (its tombstone
+    neither) the newer row a previous run stored; newer changes of the next run still apply."""
+    topic = unique("order.")
+    # created in source order: each change_event is one source position later than the one before
+    w_insert = change_event("insert", "db", "c", {"_id": 4, "v": "w"})
+    z_insert = change_event("insert", "db", "c", {"_id": 3, "v": "z1"})
+    x_old = change_event("update", "db", "c", {"_id": 1, "v": "old"}, updated={"v": "old"})
+    y_delete = change_event("delete", "db", "c", key=2)
+    x_new = change_event("replace", "db", "c", {"_id": 1, "v": "new"})
+    y_insert = change_event("insert", "db", "c", {"_id": 2, "v": "new"})
+    z_update = change_event("update", "db", "c", {"_id": 3, "v": "z2"}, updated={"v": "z2"})
+    w_delete = change_event("delete", "db", "c", key=4)
+    output = tmp_path / "out"
+    options = MaterializeOptions(stack.kafka_bootstrap, str(output), topics=(topic,), table_format=table_format)
+    produce(stack.kafka_bootstrap, topic, [r for _, r in json_records([w_insert, z_insert, x_new, y_insert])])
+    assert run(spark, options).batch == 1
+    assert stored_table(spark, output, topic, table_format) == mongo_documents(
+        [{"_id": 1, "v": "new"}, {"_id": 2, "v": "new"}, {"_id": 3, "v": "z1"}, {"_id": 4, "v": "w"}])
+    late = json_records([x_old, y_delete, z_update, w_delete])
+    assert sum(value is None for _, (_, value) in late) == 2  # the deletes' tombstones, older too for y
+    produce(stack.kafka_bootstrap, topic, [r for _, r in late])
+    summary = run(spark, options)
+    assert summary.batch == 2 and summary.events == 4
+    assert stored_table(spark, output, topic, table_format) == mongo_documents(
+        [{"_id": 1, "v": "new"}, {"_id": 2, "v": "new"}, {"_id": 3, "v": "z2"}])
+    assert change_log(spark, output, [topic], table_format).count() == 8  # every change is in the log
+
+
 def test_missing_topic_and_unreachable_broker_fail_with_one_message(spark: Any, stack: Any, tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     missing = unique("missing.")
