@@ -64,8 +64,10 @@ def events(count: int, first_n: int, rng: random.Random, docs: int, live: list[i
     inserted = 0
     for i in range(count):
         clock = Timestamp(1_795_000_000 + (first_n + i) // 1000, (first_n + i) % 1000 + 1)
+        # the primary's wall clock advances with the cluster time (source.ts_ms, which orders changes across runs)
+        wall = dt.datetime(2026, 11, 21) + dt.timedelta(milliseconds=first_n + i)
         base = {"_id": {"_data": f"82{first_n + i:030x}"}, "clusterTime": clock,
-                "wallTime": dt.datetime(2026, 11, 21), "ns": {"db": "shop", "coll": "customers"}}
+                "wallTime": wall, "ns": {"db": "shop", "coll": "customers"}}
         if inserted < docs and (not live or rng.random() < 0.5 or i >= count - docs + inserted):
             n = first_n + inserted
             doc = document(n, rng)
