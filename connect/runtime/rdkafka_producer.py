@@ -33,6 +33,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+ACK_POLL_S = 0.01
+"""How long the acknowledgement thread's poll waits for delivery reports while records are in flight."""
+IDLE_POLL_S = 0.1
+"""How long it waits for a first record when none is in flight (it then polls for statistics and errors)."""
+
 # Java producer keys librdkafka reads under the same name with the same meaning.
 _SAME = frozenset({
     "bootstrap.servers", "client.id", "acks", "linger.ms", "batch.size", "compression.type", "compression.level",
@@ -164,7 +169,11 @@ class RdKafkaProducer:
         # poll (a threading.Lock is not fair): ~80-150 ms per exactly-once commit, half of a drain's time
         self._callers = 0
         self._gate = threading.Condition()
-        self._ack_poll_s = 0.01 if config.get("transactional.id") else 0.1
+        # with records in flight the acks thread polls 10 ms at a time (a poll returns as soon as reports arrive);
+        # with none it waits on ``_wake`` (set by the first record, or by a caller wanting to serve) and polls
+        # only for librdkafka's statistics and errors: a flush or close never waits a long poll out
+        self._wake = threading.Event()
+        self._idle = False
         self._log_context = log_setup.context()  # the task's [name|task-0], for librdkafka's lines
         # acknowledgements are served on a thread of their own, as kafka-python's sender thread does: a task that
         # polls nothing new still sees its records acknowledged and its offsets committed
@@ -174,13 +183,23 @@ class RdKafkaProducer:
     def _serve_acks(self) -> None:
         if self._log_context is not None:
             log_setup.set_context(*self._log_context)
+        producer = self._producer
         while not self._closed.is_set():
             with self._gate:
                 while self._callers and not self._closed.is_set():
                     self._gate.wait(0.1)
+            timeout = ACK_POLL_S
+            self._idle = True
+            if not len(producer):  # nothing queued or in flight: wait for a record (or a caller), then poll once
+                self._wake.wait(IDLE_POLL_S)
+                self._wake.clear()
+                timeout = 0.0
+            self._idle = False
+            if self._callers or self._closed.is_set():
+                continue
             try:
                 with self._serving:
-                    self._producer.poll(self._ack_poll_s)
+                    producer.poll(timeout)
             except confluent_kafka.KafkaException as exc:  # fatal (a fenced transactional producer): said by send
                 log.debug("%s producer poll: %s", self._client_id, exc)
                 self._closed.wait(0.1)
@@ -189,9 +208,10 @@ class RdKafkaProducer:
     def _served_here(self) -> Iterator[None]:
         """Serve delivery reports in the calling thread (librdkafka does in flush and the transaction calls): the
         acks thread steps aside until the caller is done; the caller waits at most for the acks thread's current
-        poll (10 ms on a transactional producer, whose commits wait here, else 100 ms)."""
+        poll (10 ms; an idle acks thread is woken)."""
         with self._gate:
             self._callers += 1
+        self._wake.set()
         try:
             with self._serving:
                 yield
@@ -221,6 +241,8 @@ class RdKafkaProducer:
                 self._producer.produce(topic, value, key, -1 if partition is None else partition,
                                        on_delivery=cast(Any, on_done), timestamp=timestamp_ms or 0,
                                        headers=cast(Any, headers) or None)
+                if self._idle:  # the acks thread waits for a first record: this one
+                    self._wake.set()
                 return
             except BufferError:
                 deadline = deadline or time.monotonic() + self._max_block
@@ -313,6 +335,11 @@ class RdKafkaProducer:
         """Deliver what is queued (bounded), then stop serving acknowledgements; idempotent."""
         if self._closed.is_set():
             return
+        self._closed.set()  # the acks thread ends after its current poll (at most 10 ms): the flush is served here
+        self._wake.set()
+        with self._gate:
+            self._gate.notify_all()
+        self._poller.join(5)
         try:
             with self._served_here():
                 left = self._producer.flush(-1 if timeout is None else timeout)
@@ -324,8 +351,6 @@ class RdKafkaProducer:
                     self._producer.flush(0)
         except confluent_kafka.KafkaException as exc:  # a fatal error (fenced): nothing more can be delivered
             log.warning("%s producer closed after a fatal error: %s", self._client_id, exc)
-        self._closed.set()
-        self._poller.join(5)
 
 
 def fence_producers(settings: Mapping[str, Any], transactional_ids: list[str], timeout: float) -> None:
