@@ -132,22 +132,28 @@ class ParallelSnapshot:
         return False
 
     def _plan(self) -> None:
-        """Cut each collection into ``_id`` ranges and queue them, collection after collection."""
+        """Cut each collection into ``_id`` ranges and queue them, collection after collection; then take the
+        document counts the plan did not need, for the progress lines."""
+        uncounted: list[tuple[str, str]] = []
         try:
             for db, coll in self._collections:
                 if self._stop.is_set():
                     return
-                self._plan_collection(db, coll)
+                if not self._plan_collection(db, coll):
+                    uncounted.append((db, coll))
         except Exception as exc:  # noqa: BLE001 - the polling thread fails the task with it
             self._failed(exc)
+            return
         finally:
             for _ in range(self._threads):
                 self._put(self._work, _END)
+        self._count_later(uncounted)
 
-    def _plan_collection(self, db: str, coll: str) -> None:
-        """Queue the collection's ranges. The document count decides the split points only when the collection may
-        be split; otherwise it is taken once the ranges are queued, off the copy's path (on a server that counts by
-        scanning, it took ~0.3 s per 30,000 documents before the first range could start: benchmarks/results.md)."""
+    def _plan_collection(self, db: str, coll: str) -> bool:
+        """Queue the collection's ranges; whether its document count was taken. The count decides the split points
+        only when the collection may be split; otherwise it is left for the progress lines (:meth:`_count_later`):
+        on a server that counts by scanning (SecantusDB: ~0.3 s per 30,000 documents) it competed with the copy
+        (benchmarks/results.md)."""
         ns = f"{db}.{coll}"
         self._stats[ns] = stats = _Stats()
         ranges = self._progress.ranges(ns)
@@ -160,11 +166,22 @@ class ParallelSnapshot:
             self._put(self._results, (ns, 0, [], True))
         for index, state in enumerate(ranges):
             if not state.done and not self._put(self._work, (ns, db, coll, index, state)):
+                return True
+        log.info("[%s] Snapshot of %s: %s range(s)%s", self._name, ns, len(ranges),
+                 f", about {stats.estimate} documents" if stats.estimate is not None else "")
+        return splittable
+
+    def _count_later(self, uncounted: list[tuple[str, str]]) -> None:
+        """The counts of ``uncounted`` collections, taken once the first progress line is due
+        (``LOG_INTERVAL_S`` after the start) for those still being copied; a snapshot that ends sooner (the
+        runner stops this thread then) counts nothing."""
+        if not uncounted or self._stop.wait(LOG_INTERVAL_S):
+            return
+        for db, coll in uncounted:
+            if self._stop.is_set():
                 return
-        if not splittable:
-            self._estimate(db, coll, stats)
-        log.info("[%s] Snapshot of %s: %s range(s), about %s documents", self._name, ns, len(ranges),
-                 stats.estimate if stats.estimate is not None else "?")
+            if not self._progress.completed(f"{db}.{coll}"):
+                self._estimate(db, coll, self._stats[f"{db}.{coll}"])
 
     def _split_points(self, db: str, coll: str, estimate: int) -> list[Any]:
         """Up to ``threads - 1`` split points from a ``$sample`` of ``_id``s (none for a small collection)."""
