@@ -14,6 +14,7 @@ read twice.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import queue
@@ -37,6 +38,7 @@ from connectors.mongodb.streaming.raw_events import plain
 log = logging.getLogger(__name__)
 
 _END = object()
+_WAKE = object()  # put by stop(): a poll waiting for documents returns at once
 SAMPLES_PER_RANGE = 32
 LOG_INTERVAL_S = 10.0
 
@@ -309,6 +311,8 @@ class ParallelSnapshot:
             except queue.Empty:
                 break
             wait = 0
+            if item is _WAKE:
+                break
             if item is _END:
                 self._ended += 1
                 if self._ended >= self._threads:
@@ -391,6 +395,8 @@ class ParallelSnapshot:
     def stop(self, timeout: float = 5.0) -> None:
         """Stop every reading thread; idempotent."""
         self._stop.set()
+        with contextlib.suppress(queue.Full):  # a full queue has no poll waiting
+            self._results.put_nowait(_WAKE)
         deadline = time.monotonic() + timeout
         for thread in self._workers:
             if thread is not threading.current_thread():

@@ -12,6 +12,7 @@ raw.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import queue
 import threading
@@ -28,6 +29,7 @@ from connectors.mongodb.streaming.raw_events import Decoder
 log = logging.getLogger(__name__)
 
 _FAILED = object()
+_STOPPED = object()  # put by stop(): a task waiting for events returns at once
 CHUNK = 512
 POSITION = "__position__"
 """Key of the marker put in order behind the events when the stream is idle: its value is the stream's resume
@@ -204,8 +206,11 @@ class ChangeStreamFetcher:
     def _fill(self, timeout: float | None) -> bool:
         """Move one queued list into the pending events; False when none is available."""
         try:
-            item = self._queue.get(timeout=timeout) if timeout is not None else self._queue.get_nowait()
+            waits = timeout is not None and not self._stop.is_set()
+            item = self._queue.get(timeout=timeout) if waits else self._queue.get_nowait()
         except queue.Empty:
+            return False
+        if item is _STOPPED:
             return False
         if item is _FAILED:
             self._pending.append(item)
@@ -258,6 +263,8 @@ class ChangeStreamFetcher:
         self._stop.set()
         with self._room:
             self._room.notify_all()
+        with contextlib.suppress(queue.Full):  # a full queue has no taker waiting
+            self._queue.put_nowait(_STOPPED)
         try:
             self._stream.close()
         except PyMongoError:

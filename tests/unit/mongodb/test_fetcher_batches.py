@@ -3,6 +3,7 @@ stream's resume token (what pymongo resumes from after a resumable error) where 
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from typing import Any
@@ -103,3 +104,16 @@ def test_an_event_without_its_resume_token_fails_the_reader_as_pymongo_would() -
                 fetcher.take(50, 0.5)
     finally:
         fetcher.stop()
+
+
+def test_stop_wakes_a_task_waiting_for_events() -> None:
+    """The task waits for events with a timeout (the poll's); a stop from another thread (the herder's, when the
+    connector is deleted) ends that wait instead of leaving the herder waiting for it."""
+    fetcher = ChangeStreamFetcher.open(lambda: (_Stream([]), Decoder(CodecOptions())), 8192, "t")
+    taken: list[list[dict[str, Any]]] = []
+    taker = threading.Thread(target=lambda: taken.append(fetcher.take(50, 120)))
+    taker.start()
+    fetcher.stop()
+    taker.join(30)
+    assert not taker.is_alive(), "the task still waits for events after the stop"
+    assert taken == [[]]
