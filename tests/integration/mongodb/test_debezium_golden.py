@@ -12,7 +12,6 @@ The golden files ``golden/debezium-<release>.jsonl`` are recorded by ``python -m
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +23,7 @@ from compat.debezium import (
     harness,
     incremental_scenario,
     keys_scenario,
+    notification_order,
     snapshot_scenario,
     split_scenario,
     window_scenario,
@@ -157,19 +157,10 @@ def _run_scenario(worker: Worker, stack: Any, secantus_factory: Any, release: st
     return [json.loads(json.dumps(record).replace(prefix, "golden")) for record in got], expected
 
 
-_ADDITIONAL_DATA = re.compile(r'"additional_data":(\{[^{}]*\})')
-
-
 def _same_map_order(record: dict[str, Any]) -> dict[str, Any]:
-    """A notification with its ``additional_data`` entries in key order, in the bytes too: keys that share a bucket
-    of Debezium's HashMap come out in the order its ``Map.of`` iterates, which depends on a salt drawn per JVM (the
-    two releases' goldens differ there); every other byte is compared as written."""
-    def ordered(match: re.Match[str]) -> str:
-        entries = json.loads(match[1])
-        return '"additional_data":' + json.dumps(dict(sorted(entries.items())), separators=(",", ":"),
-                                                 ensure_ascii=False)
-    raw = record["raw_value"]
-    return {**record, "raw_value": None if raw is None else _ADDITIONAL_DATA.sub(ordered, raw)}
+    """A notification with the entries of its ``additional_data`` whose order Debezium leaves to chance (keys that
+    share a HashMap bucket) in key order, as the recorder writes the goldens; every other byte as written."""
+    return notification_order.canonical(record)
 
 
 def _chunks(records: list[dict[str, Any]]) -> list[list[str]]:
