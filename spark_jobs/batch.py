@@ -27,9 +27,11 @@ BROADCAST_RECORDS = 2_000_000
 # A batch of up to this many records is evaluated without Spark's code generation: a warm incremental run of
 # 1,000 records spent ~85 % of its CPU on the driver (planning, compiling each plan's generated Java with Janino,
 # Delta's log) against ~15 % in tasks, and interpreted expressions cost less than the compiling for so few rows
-# (benchmarks/results.md, 2026-11-25 16:55)
+# (benchmarks/results.md, 2026-11-25 16:55); nor adaptive query execution, whose re-planning between the stages
+# of so small a batch costs more driver time than it saves (benchmarks/results.md, 2026-11-28)
 SMALL_BATCH_RECORDS = 25_000
-_INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+_INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+                "spark.sql.adaptive.enabled": "false"}
 
 
 @dataclass(frozen=True)
@@ -98,8 +100,8 @@ class Batch:
 
 @contextmanager
 def small_batch_settings(spark: SparkSession, records: int) -> Iterator[None]:
-    """Inside: no code generation when ``records`` is at most :data:`SMALL_BATCH_RECORDS` (the session's own
-    settings back afterwards)."""
+    """Inside: no code generation and no adaptive query execution when ``records`` is at most
+    :data:`SMALL_BATCH_RECORDS` (the session's own settings back afterwards)."""
     if records > SMALL_BATCH_RECORDS:
         yield
         return
@@ -143,8 +145,8 @@ def table_schema(spark: SparkSession, documents: DataFrame, latest: DataFrame, s
     inferred = schemas.infer(spark, documents.select("_norm"))
     if fmt == "new-document-state":
         inferred = schemas.without_smt_fields(inferred)
-    connect = [r[0] for r in latest.select("connect_schema").where(F.col("connect_schema").isNotNull())
-               .distinct().collect()]
+    connect = [] if fmt != "new-document-state" else [  # only that format carries the documents' Connect schemas
+        r[0] for r in latest.select("connect_schema").where(F.col("connect_schema").isNotNull()).distinct().collect()]
     if connect:
         inferred = schemas.mark_connect_types(inferred, connect)
     previous = schemas.schema_from_json(stored) if stored else None

@@ -307,16 +307,22 @@ def _merge_prepared(spark: SparkSession, output: DeltaOutput, plan: Plan, topic:
             current = spark.read.format("delta").load(path)
         # same types in the same order: no cast in the MERGE (Delta's evolution cast makes null structs
         # structs of nulls)
+        # persisted: the MERGE's jobs (finding the touched files, writing, deletion vectors) read the typed rows
+        # from the first one's cache instead of computing their parse again
         conformed = source.select(*(schemas.conform(F.col(f"`{f.name}`"), source.schema[f.name].dataType,
-                                                    f.dataType).alias(f.name) for f in current.schema.fields))
-        with session_conf(spark, dict([_MATERIALIZE_SOURCE])):
-            # a change older (by source position) than the stored row leaves it as it is: a later run reading a
-            # partition that lagged never undoes a newer state
-            newer = tables.applies(F.col("s._source_ts"), F.col("s._source_ord"), F.col("t._source_ts"),
-                                   F.col("t._source_ord"))
-            metrics = (DeltaTable.forPath(spark, path).alias("t").merge(conformed.alias("s"), "t._key = s._key")
-                       .whenMatchedDelete((F.col("s._op") == "d") & newer).whenMatchedUpdateAll(newer)
-                       .whenNotMatchedInsertAll("s._op <> 'd'").execute()).first()
+                                                    f.dataType).alias(f.name) for f in current.schema.fields)) \
+            .persist(StorageLevel.MEMORY_AND_DISK)
+        # a change older (by source position) than the stored row leaves it as it is: a later run reading a
+        # partition that lagged never undoes a newer state
+        newer = tables.applies(F.col("s._source_ts"), F.col("s._source_ord"), F.col("t._source_ts"),
+                               F.col("t._source_ord"))
+        try:
+            with session_conf(spark, dict([_MATERIALIZE_SOURCE])):
+                metrics = (DeltaTable.forPath(spark, path).alias("t").merge(conformed.alias("s"), "t._key = s._key")
+                           .whenMatchedDelete((F.col("s._op") == "d") & newer).whenMatchedUpdateAll(newer)
+                           .whenNotMatchedInsertAll("s._op <> 'd'").execute()).first()
+        finally:
+            conformed.unpersist()
         if metrics is None:
             return merged.json(), None
         return merged.json(), ("merge", int(metrics["num_inserted_rows"]) - int(metrics["num_deleted_rows"]))
