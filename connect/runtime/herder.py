@@ -114,9 +114,13 @@ class Herder:
         self.ready.set()
         log.info("Herder started")
         while not self._stop.is_set():
+            generation = membership.generation()
             membership.tick(self.reconciler)
+            # a rebalance that just completed is acted on at once, as Connect starts a new assignment in the same
+            # tick: waiting for requests first held every connector and task start back by a poll timeout
+            rebalanced = membership.generation() != generation
             try:
-                items = [self._queue.get(timeout=membership.poll_timeout)]
+                items = [self._queue.get_nowait() if rebalanced else self._queue.get(timeout=membership.poll_timeout)]
             except queue.Empty:
                 items = []
             while not self._queue.empty():
