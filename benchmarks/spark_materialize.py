@@ -168,6 +168,8 @@ class _Steps(logging.Handler):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=500_000)
+    parser.add_argument("--driver-java-options", default="",
+                        help="JVM options of the Spark driver (e.g. -XX:TieredStopAtLevel=1), noted in the report")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("spark_jobs").setLevel(logging.INFO)  # the job's own step timings
@@ -183,7 +185,8 @@ def main() -> int:
         records, seconds = produce(endpoints.kafka_bootstrap, args.events, 0, docs, 1, live)
         print(f"produced {records} records ({args.events} events) in {seconds:.1f} s", flush=True)
         started = time.monotonic()
-        spark = session("local[2]")
+        jvm_options = {"spark.driver.extraJavaOptions": args.driver_java_options} if args.driver_java_options else {}
+        spark = session("local[2]", conf=jvm_options)
         jvm = time.monotonic() - started
         print(f"Spark session (JVM start-up, not counted): {jvm:.1f} s", flush=True)
         options = MaterializeOptions(endpoints.kafka_bootstrap, str(output / "out"), topics=(TOPIC,))
@@ -209,7 +212,8 @@ def main() -> int:
         rate = full.events / full.seconds
         share = incremental.seconds / full.seconds
         report.append([
-            "", f"{report.heading('spark_materialize')}, Spark {spark.version} local[2]", "",
+            "", f"{report.heading('spark_materialize')}, Spark {spark.version} local[2]"
+            + (f", driver JVM options {args.driver_java_options}" if args.driver_java_options else ""), "",
             f"- {full.events:,} change events ({docs:,} documents of about 1 KB, JSON with schemas, "
             f"{full.tombstones:,} tombstones) read from Kafka by a full run",
             f"- full run: {full.seconds:.1f} s → **{rate:,.0f} events/s** (JVM start-up of {jvm:.1f} s excluded); "
