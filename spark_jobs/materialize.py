@@ -75,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    from spark_jobs import jit
     from spark_jobs.session import session
 
     options = MaterializeOptions(
@@ -82,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         topics=tuple(t.strip() for t in (args.topics or "").split(",") if t.strip()), pattern=args.topics_pattern,
         fmt=args.format, min_partitions=args.min_partitions, table_format=args.table_format)
     try:
-        spark = session(args.master)
+        # a small run starts its JVM with the C1 JIT compiler only (spark_jobs.jit; not under spark-submit)
+        spark = session(args.master, conf=jit.launch_conf(options))
         summary = run(spark, options)
     except SparkJobError as exc:
         print(f"error: {exc}", file=sys.stderr)
