@@ -18,11 +18,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
-from connect.api.data import STRING, Schema, Struct
+import orjson
+
+from connect.api.data import STRING, LazyStruct, Schema, Struct
 from connect.api.records import Header, SourceRecord
 from connectors.mongodb import extjson, json_writer
+from connectors.mongodb.envelope_writer import HOLE, payload_around
 from connectors.mongodb.fields import FieldSelector
 from connectors.mongodb.naming import TopicNaming
 from connectors.mongodb.position import Position, event_offset, session_txn
@@ -80,6 +84,7 @@ class ChangeEventConverter:
         self._clock_ms = clock_ms or _wall_clock_ms
         self._partition = dict(partition) if partition is not None else {"server_id": topic_prefix}
         self._last_wall: tuple[Any, int] = (None, 0)  # the last wallTime converted, and its milliseconds
+        self._last_template: tuple[Any, tuple[dict[str, Any], bytes | None, bytes]] = (None, ({}, None, b""))
         self._headers: tuple[Header, ...] = ()
         if extended_headers:
             self._headers = (
@@ -143,7 +148,7 @@ class ChangeEventConverter:
         tombstone = SourceRecord(partition, offset, topic, None, k_schema, key, None, None, None, self._headers)
         return [record, tombstone]
 
-    def snapshot_record(self, doc: Mapping[str, Any], db: str, coll: str, offset: Mapping[str, Any],
+    def snapshot_record(self, doc: Mapping[str, Any] | bytes, db: str, coll: str, offset: Mapping[str, Any],
                         marker: str = "true") -> SourceRecord:
         """An ``r`` record of a snapshot: ``after`` is the document, ``source.snapshot`` is ``marker`` (``true``,
         or ``last`` on the final record), ``ord`` is -1 and ``ts_ms`` the time it was read. An incremental
@@ -156,17 +161,37 @@ class ChangeEventConverter:
             stream = Position.from_offset(offset)
             if stream.sec is not None and stream.sec >= 0 and stream.ord is not None:
                 ts_ms, order = stream.sec * 1000, stream.ord
-        source = _struct(SOURCE_SCHEMA, {
-            "version": self._version, "connector": CONNECTOR_NAME, "name": self._prefix, "ts_ms": ts_ms,
-            "snapshot": marker, "db": db, "ts_us": ts_ms * 1000, "ts_ns": ts_ms * 1_000_000, "collection": coll,
-            "ord": order,
-        })
         selected = self._fields.for_collection(db, coll) if self._fields is not None else None
-        after = json_writer.strict(doc if selected is None else selected.image(doc), self._plus)
-        value = _struct(v_schema, {"after": after, "source": source, "op": "r", "ts_ms": now})
+        after = json_writer.strict_quoted(doc if selected is None else selected.image(doc), self._plus)
+        template = self._snapshot_template(v_schema, db, coll, marker, ts_ms, order, now)
+        source = template[0]
+        value: Struct
+        if template[1] is not None:  # the payload written around the document's quoted after
+            value = LazyStruct(v_schema, template[1] + after + template[2],
+                               partial(_snapshot_values, after, source, now))
+        else:
+            value = _struct(v_schema, _snapshot_values(after, source, now))
         key = _struct(k_schema, {"id": json_writer.relaxed_id(doc, self._plus)})
         return SourceRecord(self._partition, dict(offset), topic, None, k_schema, key, v_schema, value, None,
                             self._headers)
+
+    def _snapshot_template(self, v_schema: Schema, db: str, coll: str, marker: str, ts_ms: int, order: int,
+                           now: int) -> tuple[dict[str, Any], bytes | None, bytes]:
+        """The ``source`` values of a snapshot record and its envelope's payload before and after ``after``
+        (None, b"" when :func:`.envelope_writer.payload_around` declines it): the same for every document read
+        in the same millisecond, so written once for them."""
+        last = self._last_template
+        if last[0] == (v_schema, db, coll, marker, ts_ms, order, now):
+            return last[1]
+        source: dict[str, Any] = {
+            "version": self._version, "connector": CONNECTOR_NAME, "name": self._prefix, "ts_ms": ts_ms,
+            "snapshot": marker, "db": db, "ts_us": ts_ms * 1000, "ts_ns": ts_ms * 1_000_000, "collection": coll,
+            "ord": order,
+        }
+        around = payload_around(v_schema, {"after": HOLE, "source": source, "op": "r", "ts_ms": now})
+        template = (source, *around) if around is not None else (source, None, b"")
+        self._last_template = ((v_schema, db, coll, marker, ts_ms, order, now), template)
+        return template
 
     def with_snapshot_marker(self, record: SourceRecord, marker: str, offset: Mapping[str, Any]) -> SourceRecord:
         """``record`` with ``source.snapshot`` set to ``marker`` and another offset (the final snapshot record)."""
@@ -252,6 +277,11 @@ def _struct(schema: Schema, values: dict[str, Any]) -> Struct:
     struct.schema = schema
     struct.values = values
     return struct
+
+
+def _snapshot_values(after: bytes, source: dict[str, Any], now: int) -> dict[str, Any]:
+    """The values of a snapshot record's envelope; ``after`` as :func:`.json_writer.strict_quoted` wrote it."""
+    return {"after": orjson.loads(after), "source": _struct(SOURCE_SCHEMA, dict(source)), "op": "r", "ts_ms": now}
 
 
 def _wall_clock_ms() -> int:

@@ -47,7 +47,7 @@ class CollectionFields:
         """``doc`` with the rules applied (a new document; ``doc`` is unchanged)."""
         return _apply_document(doc, self._root)
 
-    def image(self, doc: Mapping[str, Any]) -> dict[str, Any]:
+    def image(self, doc: Mapping[str, Any] | bytes) -> dict[str, Any]:
         """A document image, raw or decoded (a snapshot's read), with the rules applied."""
         return self.document(plain(doc))
 

@@ -28,14 +28,18 @@ except ImportError as exc:  # pragma: no cover - a broken install
         "install the project with pip (`make venv` or `pip install -e .`), which builds native/ with cargo "
         "(needs a Rust toolchain)") from exc
 
-__all__ = ["ENCODE_OPTIONS", "raw_bson", "relaxed", "relaxed_id", "relaxed_id_bytes", "relaxed_key", "strict"]
+__all__ = ["ENCODE_OPTIONS", "raw_bson", "relaxed", "relaxed_id", "relaxed_id_bytes", "relaxed_key", "strict",
+           "strict_quoted"]
 
 ENCODE_OPTIONS: CodecOptions[Any] = CodecOptions(uuid_representation=UuidRepresentation.STANDARD)
 """How decoded values are encoded back to BSON: as the connector's clients decode them (UUIDs as subtype 4)."""
 
 
-def raw_bson(doc: Mapping[str, Any]) -> bytes:
-    """The BSON bytes of ``doc``: those of a RawBSONDocument, else pymongo's encoding of it."""
+def raw_bson(doc: Mapping[str, Any] | bytes) -> bytes:
+    """The BSON bytes of ``doc``: ``doc`` itself when bytes (a document of a raw batch), those of a
+    RawBSONDocument, else pymongo's encoding of it."""
+    if isinstance(doc, bytes):
+        return doc
     if type(doc) is RawBSONDocument:
         raw = doc.raw
         return raw if type(raw) is bytes else bytes(raw)
@@ -48,6 +52,11 @@ def strict(doc: Mapping[str, Any], plus_exponent: bool = False) -> str:
     return _extjson.strict(raw_bson(doc), plus_exponent)
 
 
+def strict_quoted(doc: Mapping[str, Any] | bytes, plus_exponent: bool = False) -> bytes:
+    """:func:`strict` as a JSON string literal, quoted and escaped as Jackson writes it (JsonConverter's bytes)."""
+    return _extjson.strict_quoted(raw_bson(doc), plus_exponent)
+
+
 def relaxed(doc: Mapping[str, Any], plus_exponent: bool = False) -> str:
     """Extended JSON v2 RELAXED with the driver's default layout (``updateDescription.updatedFields``)."""
     return _extjson.relaxed(raw_bson(doc), plus_exponent)
@@ -58,8 +67,11 @@ def relaxed_key(value: Any, plus_exponent: bool = False) -> str:
     return _extjson.relaxed_key(bson.encode({"_": value}, codec_options=ENCODE_OPTIONS), plus_exponent)
 
 
-def relaxed_id(doc: Mapping[str, Any], plus_exponent: bool = False) -> str:
-    """:func:`relaxed_key` of ``doc``'s ``_id`` (``null`` without one), read from the bytes of a RawBSONDocument."""
+def relaxed_id(doc: Mapping[str, Any] | bytes, plus_exponent: bool = False) -> str:
+    """:func:`relaxed_key` of ``doc``'s ``_id`` (``null`` without one), read from the bytes of a RawBSONDocument
+    (or of a raw batch's document)."""
+    if isinstance(doc, bytes):
+        return _extjson.relaxed_id(doc, plus_exponent) or "null"
     if type(doc) is RawBSONDocument:
         return _extjson.relaxed_id(raw_bson(doc), plus_exponent) or "null"
     return relaxed_key(doc.get("_id"), plus_exponent)

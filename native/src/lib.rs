@@ -47,6 +47,17 @@ fn strict(py: Python<'_>, raw: &[u8], plus_exponent: bool) -> PyResult<String> {
     written(py, raw, Flavour::Strict, false, plus_exponent)
 }
 
+/// :func:`strict` as a JSON string literal, quoted and escaped as Jackson writes it (JsonConverter's bytes for
+/// the ``after``/``before`` string of an envelope), without making the text a Python string first.
+#[pyfunction]
+#[pyo3(signature = (raw, plus_exponent=false))]
+fn strict_quoted<'py>(py: Python<'py>, raw: &[u8], plus_exponent: bool) -> PyResult<Bound<'py, PyBytes>> {
+    let text = written(py, raw, Flavour::Strict, false, plus_exponent)?;
+    let mut out = String::with_capacity(text.len() + text.len() / 4 + 2);
+    jackson_text::push_jackson_string(&mut out, &text);
+    Ok(PyBytes::new(py, out.as_bytes()))
+}
+
 /// Extended JSON v2 RELAXED with the driver's default layout (``updateDescription.updatedFields``).
 #[pyfunction]
 #[pyo3(signature = (raw, plus_exponent=false))]
@@ -109,6 +120,27 @@ fn split_event<'py>(
     Ok((bytes(&split.rest), split.full.map(bytes), split.before.map(bytes), split.id.map(bytes), split.key.map(bytes)))
 }
 
+/// The documents of a raw batch (BSON documents one after the other, as ``find_raw_batches`` hands them out),
+/// each as its own bytes.
+#[pyfunction]
+fn split_documents<'py>(py: Python<'py>, batch: &[u8]) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < batch.len() {
+        if batch.len() - at < 5 {
+            return Err(invalid("truncated document in a batch"));
+        }
+        let size = i32::from_le_bytes([batch[at], batch[at + 1], batch[at + 2], batch[at + 3]]);
+        let size = usize::try_from(size).map_err(|_| invalid("negative document size in a batch"))?;
+        if size < 5 || size > batch.len() - at || batch[at + size - 1] != 0 {
+            return Err(invalid("bad document size in a batch"));
+        }
+        out.push(PyBytes::new(py, &batch[at..at + size]));
+        at += size;
+    }
+    Ok(out)
+}
+
 /// The bytes of the embedded document named ``name`` in ``raw``; None when there is none (or it is not a document).
 #[pyfunction]
 fn embedded<'py>(py: Python<'py>, raw: &[u8], name: &str) -> PyResult<Option<Bound<'py, PyBytes>>> {
@@ -128,12 +160,14 @@ fn java_double(value: f64, plus_exponent: bool) -> String {
 #[pymodule]
 fn _extjson(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(strict, m)?)?;
+    m.add_function(wrap_pyfunction!(strict_quoted, m)?)?;
     m.add_function(wrap_pyfunction!(relaxed, m)?)?;
     m.add_function(wrap_pyfunction!(relaxed_key, m)?)?;
     m.add_function(wrap_pyfunction!(split_images, m)?)?;
     m.add_function(wrap_pyfunction!(split_event, m)?)?;
     m.add_function(wrap_pyfunction!(relaxed_id, m)?)?;
     m.add_function(wrap_pyfunction!(embedded, m)?)?;
+    m.add_function(wrap_pyfunction!(split_documents, m)?)?;
     m.add_function(wrap_pyfunction!(java_double, m)?)?;
     m.add_function(wrap_pyfunction!(unwrap::unwrap_document, m)?)?;
     m.add_function(wrap_pyfunction!(unwrap::jackson_string, m)?)?;

@@ -24,10 +24,10 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bson.raw_bson import RawBSONDocument
 from pymongo.errors import OperationFailure, PyMongoError
 
 from connect.api.records import SourceRecord
+from connectors.mongodb import _extjson
 from connectors.mongodb.event_converter import ChangeEventConverter
 from connectors.mongodb.notifications import DISABLED, NotificationService
 from connectors.mongodb.position import Position
@@ -255,46 +255,45 @@ class ParallelSnapshot:
         query = dict(self._settings.filters.get(ns) or {})
         query = {"$and": [query, bound]} if query and bound else bound or query
         size = self._settings.chunk_size
-        chunk: list[Mapping[str, Any]] = []
-        for doc in self._documents(ns, db, coll, query):
+        chunk: list[bytes] = []
+        for docs in self._batches(ns, db, coll, query):
             if self._stop.is_set():
                 return False
-            if skip_to is not None and sort_key(plain(doc)["_id"]) <= skip_to:
-                continue
-            chunk.append(doc)
-            if len(chunk) >= size:
-                if not self._put(self._results, (ns, index, chunk, False)):
+            if skip_to is not None:
+                docs = [doc for doc in docs if sort_key(plain(doc)["_id"]) > skip_to]
+            chunk.extend(docs)
+            while len(chunk) >= size:
+                if not self._put(self._results, (ns, index, chunk[:size], False)):
                     return False
-                chunk = []
+                chunk = chunk[size:]
         return self._put(self._results, (ns, index, chunk, True))
 
-    def _documents(self, ns: str, db: str, coll: str, query: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
-        """The documents of one range in ``_id`` order, from ONE cursor (``snapshot.fetch.size`` per batch).
+    def _batches(self, ns: str, db: str, coll: str, query: Mapping[str, Any]) -> Iterator[list[bytes]]:
+        """The documents of one range in ``_id`` order, batch by batch from ONE cursor (``snapshot.fetch.size``
+        per batch), each document as its BSON bytes: the server's batches are taken raw and cut by the compiled
+        module, so no Python object is made per document here (the compiled writer takes the bytes).
 
         The ``_id`` index is hinted: the range is then walked in index order whatever other index a filter
         override could use, with no in-memory sort (MongoDB's would be bounded by 100 MB). A server that refuses
         the hint before the first document (no ``_id`` index, as a view) is asked again without it."""
         hinted = ns not in self._unhinted
         collection = self._client[db][coll]
-        # raw BSON: the documents go to the compiled writer as bytes (only the chunk's last _id is decoded)
-        collection = collection.with_options(
-            codec_options=collection.codec_options.with_options(document_class=RawBSONDocument))
-        cursor = collection.find(query, batch_size=self._settings.fetch_size or self._settings.chunk_size)
+        cursor = collection.find_raw_batches(query, batch_size=self._settings.fetch_size or self._settings.chunk_size)
         cursor = cursor.sort("_id", 1)
         if hinted:
             cursor = cursor.hint([("_id", 1)])
         read = False
         try:
-            for doc in cursor:
+            for batch in cursor:
                 read = True
-                yield doc
+                yield _extjson.split_documents(batch)
         except OperationFailure as exc:
             if read or not hinted:
                 raise
             log.info("[%s] Snapshot of %s: reading without the _id index hint (%s)", self._name, ns, exc)
             self._unhinted.add(ns)
             cursor.close()
-            yield from self._documents(ns, db, coll, query)
+            yield from self._batches(ns, db, coll, query)
         finally:
             cursor.close()
 
@@ -325,7 +324,7 @@ class ParallelSnapshot:
         self._log_progress()
         return out
 
-    def _emit(self, ns: str, index: int, docs: list[Mapping[str, Any]], done: bool,
+    def _emit(self, ns: str, index: int, docs: list[bytes], done: bool,
               out: list[SourceRecord]) -> None:
         db, _, coll = ns.partition(".")
         if ns not in self._announced:

@@ -32,10 +32,14 @@ _PLAIN: CodecOptions[dict[str, Any]] = CodecOptions(uuid_representation=UuidRepr
 """The connector's clients' decoding (connection.client_options)."""
 
 
-def plain(doc: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``doc`` decoded into dicts if it is a RawBSONDocument, as the connector's clients decode documents."""
+def plain(doc: Mapping[str, Any] | bytes) -> Mapping[str, Any]:
+    """``doc`` decoded into dicts if it is a RawBSONDocument (or a raw batch's document, bytes), as the
+    connector's clients decode documents."""
+    if isinstance(doc, bytes):
+        decoded: dict[str, Any] = bson.decode(doc, codec_options=_PLAIN)
+        return decoded
     if type(doc) is RawBSONDocument:
-        decoded: dict[str, Any] = bson.decode(doc.raw, codec_options=_PLAIN)
+        decoded = bson.decode(doc.raw, codec_options=_PLAIN)
         return decoded
     return doc
 

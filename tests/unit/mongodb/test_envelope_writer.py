@@ -1,0 +1,114 @@
+"""A snapshot record's payload written around its quoted ``after`` (:mod:`connectors.mongodb.envelope_writer`) is
+the payload JsonConverter writes for the record's values, under every converter setting; the values built later
+are the ones the record had before the writer existed."""
+
+from __future__ import annotations
+
+import datetime as dt
+import itertools
+import random
+from typing import Any
+
+import bson
+import pytest
+from bson.raw_bson import RawBSONDocument
+
+from connect.api.data import INT64, STRING, LazyStruct, Schema, Struct, Type, struct_schema
+from connectors.mongodb import _extjson, extjson
+from connectors.mongodb.envelope_writer import HOLE, payload_around
+from connectors.mongodb.event_converter import ChangeEventConverter
+from connectors.mongodb.fields import FieldSelector
+from converters.json import JsonConverter
+
+NOW = 1_795_891_920_247
+
+TEXTS = ['plain', 'quote " and \\ backslash', "tab\tnew\nline\r", "\x00\x01\x1f control", "\u2028\u2029 seps",
+         "é ü 中文", "emoji \U0001f600 astral \U00010348", "</script>", ""]
+
+
+def documents() -> list[dict[str, Any]]:
+    rng = random.Random(7)
+    docs: list[dict[str, Any]] = []
+    for n, text in enumerate(TEXTS):
+        docs.append({"_id": n, "text": text, "nested": {"t": text, "list": [text, n, 1.5]},
+                     text.replace("\x00", "") or "empty": n, "when": dt.datetime(2024, 1, 1, tzinfo=dt.UTC),
+                     "oid": bson.ObjectId(), "dec": bson.Decimal128("1.50"), "big": 2**62, "f": rng.random()})
+    docs.append({"_id": {"compound": "key \" x", "n": 1}, "v": None})
+    docs.append({"_id": "string id \U0001f600"})
+    return docs
+
+
+def converters() -> list[JsonConverter]:
+    found = []
+    for schemas, replace in itertools.product(("true", "false"), ("true", "false")):
+        converter = JsonConverter()
+        converter.configure({"schemas.enable": schemas, "replace.null.with.default": replace}, False)
+        found.append(converter)
+    return found
+
+
+def plain_copy(value: Struct) -> Struct:
+    """A plain Struct of the same values (nested structs copied too)."""
+    return Struct(value.schema, {k: plain_copy(v) if isinstance(v, Struct) else v for k, v in value.values.items()})
+
+
+@pytest.mark.parametrize("marker", ["true", "last", "incremental"])
+@pytest.mark.parametrize("raw", [True, False])
+def test_snapshot_payload_is_the_converters_writing_of_its_values(marker: str, raw: bool) -> None:
+    events = ChangeEventConverter(topic_prefix='pre"fix', run_id="r", clock_ms=lambda: NOW)
+    offset = {"sec": 1_700_000_000, "ord": 3, "resume_token": "x"} if marker == "incremental" else {"initsync": True}
+    for doc in documents():
+        given = RawBSONDocument(bson.encode(doc)) if raw else doc
+        record = events.snapshot_record(given, "db", "coll é", offset, marker)
+        for converter in converters():
+            lazy = events.snapshot_record(given, "db", "coll é", offset, marker).value
+            assert type(lazy) is LazyStruct and lazy.json is not None
+            written = converter.from_connect_data(record.topic, record.value_schema, lazy)
+            built = plain_copy(record.value)  # reading the values builds them (and drops the written payload)
+            assert type(record.value) is LazyStruct and record.value.json is None
+            assert written == converter.from_connect_data(record.topic, record.value_schema, built)
+        values = record.value.values
+        assert values["after"] == extjson.strict(bson.decode(bson.encode(doc)))
+        assert values["op"] == "r" and values["ts_ms"] == NOW
+        source = values["source"]
+        assert source.get("snapshot") == marker and source.get("collection") == "coll é"
+        if marker == "incremental":
+            assert (source.get("ts_ms"), source.get("ord")) == (1_700_000_000_000, 3)
+        else:
+            assert (source.get("ts_ms"), source.get("ord")) == (NOW, -1)
+
+
+def test_excluded_fields_are_left_out_of_the_written_after() -> None:
+    selector = FieldSelector(["db.coll.text", "db.coll.nested.t"], [])
+    events = ChangeEventConverter(topic_prefix="p", run_id="r", clock_ms=lambda: NOW, fields=selector)
+    doc = documents()[1]
+    record = events.snapshot_record(RawBSONDocument(bson.encode(doc)), "db", "coll", {"initsync": True})
+    converter = converters()[0]
+    written = converter.from_connect_data(record.topic, record.value_schema, record.value)
+    after = record.value.get("after")
+    assert '"text"' not in after and '"t"' not in after and '"list"' in after
+    assert written == converter.from_connect_data(record.topic, record.value_schema, plain_copy(record.value))
+
+
+def test_a_value_whose_json_depends_on_the_settings_is_not_written() -> None:
+    with_default = Schema(Type.STRING, optional=True, default="d")
+    schema = struct_schema([("a", STRING), ("b", with_default), ("n", INT64)])
+    assert payload_around(schema, {"a": HOLE, "b": "set", "n": 5}) == (b'{"a":', b',"b":"set","n":5}')
+    assert payload_around(schema, {"a": HOLE, "b": None, "n": 5}) is None  # replace.null.with.default decides
+    assert payload_around(schema, {"a": HOLE, "b": "x", "n": 2**63}) is None  # beyond int64
+    assert payload_around(schema, {"a": "x", "b": "x", "n": 1}) is None  # no hole
+    assert payload_around(schema, {"a": HOLE, "b": "x", "n": 1.5}) is None  # not an int
+
+
+def test_strict_quoted_is_the_strict_text_as_a_json_string() -> None:
+    for doc in documents():
+        raw = bson.encode(doc)
+        assert _extjson.strict_quoted(raw) == _extjson.jackson_string(_extjson.strict(raw)).encode()
+
+
+def test_split_documents_cuts_a_raw_batch() -> None:
+    docs = [bson.encode(d) for d in documents()]
+    assert _extjson.split_documents(b"".join(docs)) == docs
+    assert _extjson.split_documents(b"") == []
+    with pytest.raises(ValueError, match="invalid BSON"):
+        _extjson.split_documents(b"".join(docs)[:-1])
