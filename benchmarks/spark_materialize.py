@@ -4,8 +4,11 @@ JsonConverter, JSON with schemas), then materialized on ``local[2]`` by a full r
 over 1 % new events.
 
 Prints events/s of the full run (JVM start-up excluded: the session is started before timing), the time of
-the incremental run and its share of the full run, the floor (Spark's Kafka source reading the same records with
-no job, casting the values to strings, parsing them once), and appends the figures to ``benchmarks/results.md``.
+the incremental run and its share of the full run (in the benchmark's warm JVM, and as the command line runs it:
+``python -m spark_jobs.materialize`` in a fresh JVM, once with the JIT it chooses for the run's size, see
+:mod:`spark_jobs.jit`, and once with the JVM's default JIT, each on a copy of the output after the full run),
+the floor (Spark's Kafka source reading the same records with no job, casting the values to strings, parsing
+them once), and appends the figures to ``benchmarks/results.md``.
 On a shared machine wall time follows the load: the CPU time the Spark JVM spends on the job and on the floor
 (Linux ``/proc``) is reported too, the ratio of the two being the figure that other processes move least.
 
@@ -16,11 +19,14 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import logging
 import os
 import random
 import shutil
 import string
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -127,6 +133,13 @@ def jvm_cpu(spark: Any) -> float:
     return total
 
 
+def spark_jobs_started(spark: Any) -> int:
+    """How many Spark jobs the session has started so far (the highest job id + 1, from Spark's status store)."""
+    sc = spark.sparkContext
+    jobs = sc._jvm.scala.jdk.javaapi.CollectionConverters.asJava(sc._jsc.sc().statusStore().jobsList(None))
+    return max((int(job.jobId()) + 1 for job in jobs), default=0)
+
+
 def _floor(spark: Any, bootstrap: str) -> dict[str, float]:
     """Seconds Spark's Kafka source needs for the whole topic with no job at all: reading the records, reading
     them with each value cast to a string (what any JSON parsing starts from), and parsing each value once for
@@ -146,6 +159,41 @@ def _floor(spark: Any, bootstrap: str) -> dict[str, float]:
         seconds[name] = time.monotonic() - started
         seconds[f"{name}_cpu"] = jvm_cpu(spark) - cpu
     return seconds
+
+
+# A fresh process running the command line's main() on one output; prints its result as one JSON line
+_FRESH = """
+import json, sys, time
+from pyspark.sql import SparkSession
+from benchmarks.spark_materialize import jvm_cpu
+from spark_jobs import materialize
+started = time.monotonic()
+code = materialize.main(sys.argv[1:])
+wall = time.monotonic() - started
+spark = SparkSession.getActiveSession()
+bean = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+print("FRESH " + json.dumps({"code": code, "wall": wall, "cpu": jvm_cpu(spark),
+                             "c1": "-XX:TieredStopAtLevel=1" in list(bean.getInputArguments())}), flush=True)
+"""
+
+
+def fresh_run(bootstrap: str, output: Path, default_jit: bool) -> dict[str, Any]:
+    """``python -m spark_jobs.materialize``'s main() over ``output`` in a new process (so a new JVM): its run's
+    seconds (from the summary it prints), the process's wall time from main() on (JVM start-up included), the
+    JVM's CPU seconds (start-up included) and whether the JVM ran with C1 only. ``default_jit``: the user's own
+    driver JVM options (a no-op property) keep the JVM's default JIT, as before :mod:`spark_jobs.jit`."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_GATEWAY_PORT", "PYSPARK_SUBMIT_ARGS")}
+    if default_jit:
+        env["PYSPARK_SUBMIT_ARGS"] = "--driver-java-options -Dspark_jobs.benchmark=default-jit pyspark-shell"
+    cmd = [sys.executable, "-c", _FRESH, "--bootstrap-servers", bootstrap, "--topics", TOPIC, "--output",
+           str(output), "--master", "local[2]"]
+    done = subprocess.run(cmd, cwd=ROOT.parent, env={**env, "PYTHONPATH": str(ROOT.parent)}, capture_output=True,
+                          text=True, timeout=900, check=True)
+    lines = done.stdout.splitlines()
+    result: dict[str, Any] = json.loads(next(line for line in lines if line.startswith("FRESH "))[6:])
+    summary = next(line for line in lines if line.startswith("batch "))
+    result["seconds"] = float(summary.rsplit("(", 1)[1].split()[0])
+    return result
 
 
 class _Steps(logging.Handler):
@@ -198,13 +246,19 @@ def main() -> int:
         full_cpu = jvm_cpu(spark) - cpu
         full_steps = steps.take()
         print(f"full run: {full}", flush=True)
+        copies = {mode: output / f"fresh-{mode}" for mode in ("chosen", "default")}
+        for copy in copies.values():
+            shutil.copytree(output / "out", copy)
         new_events = args.events // 100
         produce(endpoints.kafka_bootstrap, new_events, args.events, new_events // 5, 2, live)
-        cpu = jvm_cpu(spark)
+        cpu, jobs = jvm_cpu(spark), spark_jobs_started(spark)
         incremental = run(spark, options)
         incremental_cpu = jvm_cpu(spark) - cpu
+        incremental_jobs = spark_jobs_started(spark) - jobs
         incremental_steps = steps.take()
         print(f"incremental run: {incremental}", flush=True)
+        fresh = {mode: fresh_run(endpoints.kafka_bootstrap, copy, mode == "default") for mode, copy in copies.items()}
+        print(f"fresh JVM incremental runs: {fresh}", flush=True)
         floor_after = _floor(spark, endpoints.kafka_bootstrap)
         print(f"floor after the job: {floor_after}", flush=True)
         floor = {name: min(floor_before[name], floor_after[name]) for name in floor_before}
@@ -219,7 +273,14 @@ def main() -> int:
             f"- full run: {full.seconds:.1f} s → **{rate:,.0f} events/s** (JVM start-up of {jvm:.1f} s excluded); "
             f"table rows: {sum(full.table_rows.values()):,}; its steps: {'; '.join(full_steps)}",
             f"- incremental run over 1 % new events ({incremental.events:,}): {incremental.seconds:.1f} s = "
-            f"**{share:.0%}** of the full run; its steps: {'; '.join(incremental_steps)}",
+            f"**{share:.0%}** of the full run, {incremental_jobs} Spark jobs; its steps: "
+            f"{'; '.join(incremental_steps)}",
+            "- the same incremental run as the command line runs it, `python -m spark_jobs.materialize` in a new "
+            "JVM (on copies of the output after the full run): "
+            + "; ".join(f"{'the JIT it chooses' if mode == 'chosen' else 'the JVM default JIT'} "
+                        f"({'C1 only' if r['c1'] else 'C1 and C2'}): run {r['seconds']:.1f} s = "
+                        f"**{r['seconds'] / full.seconds:.0%}** of the full run, {r['wall']:.1f} s with the JVM's "
+                        f"start-up, JVM CPU {r['cpu']:.1f} s with its start-up" for mode, r in fresh.items()),
             f"- the floor, same records, no job: Spark's Kafka source reading them (a count) "
             f"{floor['read']:.1f} s, reading and casting each value to a string (a sum of lengths) "
             f"{floor['cast']:.1f} s → at most **{full.records / floor['cast']:,.0f} records/s** before any "
