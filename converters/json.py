@@ -15,7 +15,7 @@ The helpers other modules use (``date_days``, ``time_millis``, ``timestamp_milli
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final, TypeVar
+from typing import Any, ClassVar, Final, TypeVar
 
 import orjson
 
@@ -134,6 +134,9 @@ class JsonConverter:
     * ``schemas.cache.size`` (default 1000): how many schemas keep their compiled form.
     """
 
+    sends_written_payloads: ClassVar[bool] = True
+    """A :class:`~connect.api.data.LazyStruct`'s written payload is sent as it is (``from_connect_data``)."""
+
     @classmethod
     def config_def(cls) -> ConfigDef:
         """Java's ``JsonConverterConfig``: ``converter.type``, then the settings above and ``schema.content``."""
@@ -173,7 +176,8 @@ class JsonConverter:
         compiled = self._by_id.get(id(schema))
         if compiled is None or compiled.schema is not schema:
             compiled = self._compiled(schema)
-        if type(value) is LazyStruct and value.json is not None and value.schema is schema:
+        if type(value) is LazyStruct and value.json is not None and value.schema is schema and \
+                (self.replace_null or not value.defaults_written):
             payload = value.json  # written by the transform that made it (the same bytes as encoding it)
         elif compiled.native is not None:
             try:

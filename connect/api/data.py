@@ -138,17 +138,22 @@ _STRUCT_VALUES: Any = Struct.__dict__["values"]  # the slot under LazyStruct's p
 class LazyStruct(Struct):
     """A Struct whose values are built on first use and whose JsonConverter payload is already known.
 
-    Made by transforms that can write a value's JSON faster than they can build it (ExtractNewDocumentState):
-    ``json`` is the payload JsonConverter would write for ``schema`` and the values ``load`` returns, the same
-    under every JsonConverter setting. Reading or replacing ``values`` (``get``, ``put``, ``==``...) builds them
-    and drops ``json``, so the struct behaves as any other once touched."""
+    Made by code that can write a value's JSON faster than it can build it (ExtractNewDocumentState, the MongoDB
+    connector's envelopes): ``json`` is the payload JsonConverter would write for ``schema`` and the values
+    ``load`` returns, the same under every JsonConverter setting (but ``replace.null.with.default`` when
+    ``defaults_written``). Reading or replacing ``values`` (``get``, ``put``, ``==``...) builds them and drops
+    ``json``, so the struct behaves as any other once touched."""
 
-    __slots__ = ("_load", "json")
+    __slots__ = ("_load", "defaults_written", "json")
 
-    def __init__(self, schema: Schema, json: bytes, load: Callable[[], dict[str, Any]]) -> None:
+    def __init__(self, schema: Schema, json: bytes, load: Callable[[], dict[str, Any]], *,
+                 defaults_written: bool = False) -> None:
+        """``defaults_written``: ``json`` holds the default of a field whose value is null, as a JsonConverter
+        with ``replace.null.with.default`` (its default) writes it: only such a converter may send it."""
         self.schema = schema
         self.json: bytes | None = json
         self._load: Callable[[], dict[str, Any]] | None = load
+        self.defaults_written = defaults_written
 
     @property
     def values(self) -> dict[str, Any]:

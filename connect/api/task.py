@@ -52,6 +52,12 @@ class SourceTaskContext(Protocol):
     def transaction_context(self) -> TransactionContext | None:
         """The task's transaction context when the connector defines its transaction boundaries, else None."""
 
+    @property
+    def values_go_to_json_converter(self) -> bool:
+        """Whether the task's record values reach a JsonConverter untouched (no transformation, that value
+        converter): a value may then be a :class:`~connect.api.data.LazyStruct` whose payload is already written,
+        where building its values for anything else would be wasted work. A hint: any value stays correct."""
+
 
 class SourceTask(ABC):
     """A source task: runs on its own thread and returns records from :meth:`poll`.

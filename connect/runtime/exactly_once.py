@@ -210,7 +210,8 @@ class ExactlyOnceWorkerSourceTask(WorkerSourceTask):
         self._read_offsets()
 
     def _context(self) -> _Context:
-        return _Context(self.id.connector, self.id.task, self._reader, transaction_context=self._txn_context)
+        return _Context(self.id.connector, self.id.task, self._reader, transaction_context=self._txn_context,
+                        values_go_to_json_converter=self._values_go_to_json_converter())
 
     def _before_send(self, record: SourceRecord, topic: str) -> None:
         if topic == self._offsets_topic:

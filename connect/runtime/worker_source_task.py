@@ -131,6 +131,7 @@ class _Context:
     offset_storage_reader: OffsetStorageReader
     topic_readers: TopicReaders | None = TOPIC_READERS  # Kafka signal channels (connect/runtime/topic_readers.py)
     transaction_context: TransactionContext | None = None  # transaction.boundary=connector (exactly_once.py)
+    values_go_to_json_converter: bool = False
 
 
 @dataclass(frozen=True)
@@ -266,7 +267,12 @@ class WorkerSourceTask:
         """Before the task is initialized (the exactly-once task fences and initializes its producer here)."""
 
     def _context(self) -> _Context:
-        return _Context(self.id.connector, self.id.task, self._reader)
+        return _Context(self.id.connector, self.id.task, self._reader,
+                        values_go_to_json_converter=self._values_go_to_json_converter())
+
+    def _values_go_to_json_converter(self) -> bool:
+        """No transformation, and a value converter that sends a LazyStruct's written payload (JsonConverter)."""
+        return not self._chain and bool(getattr(self._conv.value, "sends_written_payloads", False))
 
     def _before_send(self, record: SourceRecord, topic: str) -> None:
         """Before ``record`` is handed to the producer."""

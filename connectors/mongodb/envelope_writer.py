@@ -1,16 +1,21 @@
-"""A snapshot record's JsonConverter payload written without building its Connect value.
+"""A record's JsonConverter payload written without building its Connect value.
 
-Every ``r`` record of a snapshot read in the same millisecond has the same envelope but for its ``after`` string:
-the payload's bytes around ``after`` (``before``, ``updateDescription``, the ``source`` block, ``op``, ``ts_ms``,
-``transaction``) are written once (:func:`payload_around`), and each record's payload is those two parts with the
-document's ``after`` between them, quoted by the compiled writer (``_extjson.strict_quoted``). The record's value
-is a :class:`~connect.api.data.LazyStruct` holding that payload: JsonConverter sends it as it is, anything else
-(a transform, another converter, the snapshot's own marker change) reads the values, built then.
+The envelope of a MongoDB record is the same for every record of one collection and operation but for a few
+values: the document images (``after``, ``before``), the times and the ``ord`` of its ``source`` block, the
+emit time. :func:`payload_parts` writes the payload of a record's schema once, cut where those values go
+(:class:`Hole`); each record's payload is then those parts with its values between them, written by the compiled
+module (``_extjson.fill_payload``: an image from its BSON bytes, quoted as Jackson quotes the string; an int as
+its decimal text; None as ``null``). The record's value is a :class:`~connect.api.data.LazyStruct` holding that
+payload: JsonConverter sends it as it is, anything else (a transform, another converter, the snapshot's own marker
+change) reads the values, built then. The event converter only writes such payloads when the task's values go
+straight to a JsonConverter (``SourceTaskContext.values_go_to_json_converter``).
 
-The parts are only written when their JSON is the same under every JsonConverter setting (strings, booleans,
-in-range integers, nulls of optional fields without a default, structs of those): otherwise :func:`payload_around`
-says None and the record is built as a plain Struct. ``tests/unit/mongodb/test_envelope_writer.py`` compares the
-payload with JsonConverter's writing of the built values.
+The parts are only written where their JSON cannot depend on the converter's settings (strings, booleans,
+in-range integers, nulls of optional fields without a default, structs of those), except for the default of a
+null field when asked (``defaults``: the payload of a converter with ``replace.null.with.default``, its default;
+the LazyStruct then says so); otherwise :func:`payload_parts` declines (None) and the record is built as a plain
+Struct. ``tests/unit/mongodb/test_envelope_writer.py`` compares the payloads with JsonConverter's writing of the
+built values.
 """
 
 from __future__ import annotations
@@ -19,64 +24,157 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from connect.api.data import Schema, Type
-from connectors.mongodb import _extjson
+from connectors.mongodb import _extjson, json_writer
 
-__all__ = ["HOLE", "payload_around"]
+__all__ = ["HOLE", "MAX_TS_MS", "Hole", "StreamPayloads", "payload_around", "payload_parts"]
 
-HOLE: Final = object()
-"""The value whose place :func:`payload_around` leaves open."""
+
+class Hole:
+    """A value left open in a payload; ``document``: a BSON document's bytes (written as a quoted Extended JSON
+    string), else an int (in its field's range: whoever fills the hole checks it); ``nullable``: None may fill it
+    (written ``null``)."""
+
+    __slots__ = ("document", "nullable")
+
+    def __init__(self, *, document: bool, nullable: bool) -> None:
+        self.document = document
+        self.nullable = nullable
+
+
+HOLE: Final = Hole(document=True, nullable=False)
+"""The ``after`` of a snapshot record (:func:`payload_around`)."""
 
 _INT_BOUNDS: Final[dict[Type, int]] = {Type.INT8: 2**7, Type.INT16: 2**15, Type.INT32: 2**31, Type.INT64: 2**63}
 
 
-def payload_around(schema: Schema, values: Mapping[str, Any]) -> tuple[bytes, bytes] | None:
+def payload_parts(schema: Schema, values: Mapping[str, Any], *,
+                  defaults: bool = False) -> tuple[tuple[bytes, ...], tuple[Hole, ...]] | None:
     """The JsonConverter payload of a struct of ``schema`` holding ``values`` (nested structs as mappings), cut
-    where the one value :data:`HOLE` goes: (before it, after it). None when a value's JSON could depend on the
-    converter's settings or is not a plain one, or when no value, or more than one, is :data:`HOLE`."""
-    parts: list[str] = []
-    out: list[str] = []
-    if not _write_struct(schema, values, out, parts):
+    at every :class:`Hole` among them: (the parts, the holes in the order they come). None when a value's JSON
+    could depend on the converter's settings or is not a plain one, or a hole's field cannot take its values."""
+    writer = _Writer(defaults)
+    if not writer.struct(schema, values):
         return None
-    if len(parts) != 1:
-        return None
-    return parts[0].encode(), "".join(out).encode()
+    writer.parts.append("".join(writer.out))
+    return tuple(part.encode() for part in writer.parts), tuple(writer.holes)
 
 
-def _write_struct(schema: Schema, values: Mapping[str, Any], out: list[str], parts: list[str]) -> bool:
-    if schema.type is not Type.STRUCT:
+def payload_around(schema: Schema, values: Mapping[str, Any]) -> tuple[bytes, bytes] | None:
+    """:func:`payload_parts` with :data:`HOLE` as the only hole: (before it, after it)."""
+    found = payload_parts(schema, values)
+    if found is None or found[1] != (HOLE,):
+        return None
+    return found[0][0], found[0][1]
+
+
+class _Writer:
+    def __init__(self, defaults: bool) -> None:
+        self.defaults = defaults
+        self.out: list[str] = []
+        self.parts: list[str] = []
+        self.holes: list[Hole] = []
+
+    def struct(self, schema: Schema, values: Mapping[str, Any]) -> bool:
+        if schema.type is not Type.STRUCT:
+            return False
+        out = self.out
+        out.append("{")
+        for index, field in enumerate(schema.fields):
+            if index:
+                out.append(",")
+            out.append(_extjson.jackson_string(field.name))
+            out.append(":")
+            if not self.value(field.schema, values.get(field.name)):
+                return False
+        out.append("}")
+        return True
+
+    def value(self, schema: Schema, value: Any) -> bool:
+        if isinstance(value, Hole):
+            return self.hole(schema, value)
+        if value is None and schema.default is not None:  # replace.null.with.default writes the default
+            if not self.defaults:
+                return False
+            value = schema.default
+        if value is None:
+            if not schema.optional:
+                return False
+            self.out.append("null")
+            return True
+        if schema.type is Type.STRUCT:
+            return isinstance(value, Mapping) and self.struct(schema, value)
+        if schema.type is Type.STRING and type(value) is str:
+            self.out.append(_extjson.jackson_string(value))
+            return True
+        if schema.type is Type.BOOLEAN and type(value) is bool:
+            self.out.append("true" if value else "false")
+            return True
+        bound = _INT_BOUNDS.get(schema.type)
+        if bound is not None and type(value) is int and -bound <= value < bound and schema.name is None:
+            self.out.append(str(value))
+            return True
         return False
-    out.append("{")
-    for index, field in enumerate(schema.fields):
-        if index:
-            out.append(",")
-        out.append(_extjson.jackson_string(field.name))
-        out.append(":")
-        if not _write(field.schema, values.get(field.name), out, parts):
+
+    def hole(self, schema: Schema, hole: Hole) -> bool:
+        if hole.nullable and (not schema.optional or schema.default is not None):
             return False
-    out.append("}")
-    return True
+        if hole.document:
+            if schema.type is not Type.STRING:
+                return False
+        elif schema.type not in (Type.INT32, Type.INT64) or schema.name is not None:  # the filler keeps the range
+            return False
+        self.parts.append("".join(self.out))
+        self.out.clear()
+        self.holes.append(hole)
+        return True
 
 
-def _write(schema: Schema, value: Any, out: list[str], parts: list[str]) -> bool:
-    if value is HOLE:
-        parts.append("".join(out))
-        out.clear()
-        return schema.type is Type.STRING
-    if value is None:  # a default would replace it under replace.null.with.default (the converter's setting)
-        if schema.default is not None or not schema.optional:
-            return False
-        out.append("null")
-        return True
-    if schema.type is Type.STRUCT:
-        return isinstance(value, Mapping) and _write_struct(schema, value, out, parts)
-    if schema.type is Type.STRING and type(value) is str:
-        out.append(_extjson.jackson_string(value))
-        return True
-    if schema.type is Type.BOOLEAN and type(value) is bool:
-        out.append("true" if value else "false")
-        return True
-    bound = _INT_BOUNDS.get(schema.type)
-    if bound is not None and type(value) is int and -bound <= value < bound and schema.name is None:
-        out.append(str(value))
-        return True
-    return False
+MAX_TS_MS: Final = 2**63 // 1_000_000
+"""Source times (ms) whose ``ts_ns`` fits its int64 field."""
+
+_BEFORE, _AFTER = Hole(document=True, nullable=True), Hole(document=True, nullable=True)
+_TS_MS, _TS_US, _TS_NS = (Hole(document=False, nullable=False) for _ in range(3))
+_ORD, _WALL, _NOW = Hole(document=False, nullable=False), Hole(document=False, nullable=True), \
+    Hole(document=False, nullable=False)
+_STREAM_HOLES: Final = (_BEFORE, _AFTER, _TS_MS, _TS_US, _TS_NS, _ORD, _WALL, _NOW)
+_MAX_TEMPLATES: Final = 10_000
+
+
+class StreamPayloads:
+    """The payloads of a task's change events outside sessions, without ``updateDescription``: per collection
+    and operation, the envelope (``source``'s ``snapshot`` written as its default, ``false``: such a payload is
+    ``defaults_written``) is cut once around the images, times and ``ord``, which ``_extjson.fill_payload``
+    writes in for each event."""
+
+    def __init__(self, version: str, name: str, plus_exponent: bool) -> None:
+        self._version = version
+        self._name = name
+        self._plus = plus_exponent
+        self._parts: dict[tuple[str, str, str], tuple[Schema, tuple[bytes, ...] | None]] = {}
+
+    def write(self, schema: Schema, db: str, coll: str, op: str, before: Mapping[str, Any] | None,
+              after: Mapping[str, Any] | None, ts_ms: int, order: int, wall_ms: int, now: int) -> bytes | None:
+        """The payload of an event of ``db.coll`` (``schema`` its envelope) with these images and times
+        (``wall_ms`` 0: no ``wallTime``); None where the envelope cannot be written ahead."""
+        known = self._parts.get((db, coll, op))
+        if known is None or known[0] is not schema:
+            known = (schema, self._cut(schema, db, coll, op))
+            if len(self._parts) >= _MAX_TEMPLATES:
+                self._parts.clear()
+            self._parts[(db, coll, op)] = known
+        parts = known[1]
+        if parts is None:
+            return None
+        return _extjson.fill_payload(
+            parts, (None if before is None else json_writer.raw_bson(before),
+                    None if after is None else json_writer.raw_bson(after),
+                    ts_ms, ts_ms * 1000, ts_ms * 1_000_000, order, wall_ms or None, now), self._plus)
+
+    def _cut(self, schema: Schema, db: str, coll: str, op: str) -> tuple[bytes, ...] | None:
+        source = {"version": self._version, "connector": "mongodb", "name": self._name, "ts_ms": _TS_MS, "db": db,
+                  "ts_us": _TS_US, "ts_ns": _TS_NS, "collection": coll, "ord": _ORD, "wallTime": _WALL}
+        found = payload_parts(schema, {"before": _BEFORE, "after": _AFTER, "source": source, "op": op,
+                                       "ts_ms": _NOW}, defaults=True)
+        if found is None or found[1] != _STREAM_HOLES:
+            return None
+        return found[0]

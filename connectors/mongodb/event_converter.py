@@ -26,7 +26,7 @@ import orjson
 from connect.api.data import STRING, LazyStruct, Schema, Struct
 from connect.api.records import Header, SourceRecord
 from connectors.mongodb import extjson, json_writer
-from connectors.mongodb.envelope_writer import HOLE, payload_around
+from connectors.mongodb.envelope_writer import HOLE, MAX_TS_MS, StreamPayloads, payload_around
 from connectors.mongodb.fields import FieldSelector
 from connectors.mongodb.naming import TopicNaming
 from connectors.mongodb.position import Position, event_offset, session_txn
@@ -71,9 +71,13 @@ class ChangeEventConverter:
         partition: Mapping[str, str] | None = None,
         naming: TopicNaming | None = None,
         fields: FieldSelector | None = None,
+        written_payloads: bool = False,
     ) -> None:
         """``fields``: ``field.exclude.list``/``field.renames``, applied here to snapshot reads (a streamed event
-        arrives with them applied)."""
+        arrives with them applied). ``written_payloads``: the values go straight to a JsonConverter
+        (``SourceTaskContext.values_go_to_json_converter``): a record's value is then a LazyStruct whose payload
+        is written at once where :mod:`.envelope_writer` can (the values are built only if something reads
+        them)."""
         self._fields = fields if fields is not None and fields.active else None
         self._prefix = topic_prefix
         self._naming = naming if naming is not None else TopicNaming(topic_prefix, delimiter=topic_delimiter)
@@ -85,6 +89,7 @@ class ChangeEventConverter:
         self._partition = dict(partition) if partition is not None else {"server_id": topic_prefix}
         self._last_wall: tuple[Any, int] = (None, 0)  # the last wallTime converted, and its milliseconds
         self._last_template: tuple[Any, tuple[dict[str, Any], bytes | None, bytes]] = (None, ({}, None, b""))
+        self._payloads = StreamPayloads(self._version, topic_prefix, self._plus) if written_payloads else None
         self._headers: tuple[Header, ...] = ()
         if extended_headers:
             self._headers = (
@@ -131,13 +136,12 @@ class ChangeEventConverter:
         topic, k_schema, v_schema = self._names(db, coll)
         key = self._key(k_schema, event.get("documentKey"))
         session = session_txn(event) if "lsid" in event else None  # without lsid, session_txn is None
-        values = self._images(event, op)  # fields are added in schema order
-        values["source"] = self._source(event, db, coll, event.get("clusterTime"), session)
-        values["op"] = op
-        values["ts_ms"] = self._clock_ms()
-        if transaction is not None:
-            values["transaction"] = _struct(TRANSACTION_SCHEMA, dict(transaction))
-        value = _struct(v_schema, values)
+        now = self._clock_ms()
+        value: Struct | None = None
+        if self._payloads is not None and session is None and transaction is None:
+            value = self._written(event, op, db, coll, v_schema, now)
+        if value is None:
+            value = _struct(v_schema, self._values(event, op, db, coll, session, now, transaction))
         partition = self._partition
         offset = event_offset(event, session)
         if offset_map is not None:
@@ -147,6 +151,38 @@ class ChangeEventConverter:
             return [record]
         tombstone = SourceRecord(partition, offset, topic, None, k_schema, key, None, None, None, self._headers)
         return [record, tombstone]
+
+    def _values(self, event: Mapping[str, Any], op: str, db: str, coll: str, session: tuple[str, int] | None,
+                now: int, transaction: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The envelope's values of a change event (fields added in schema order)."""
+        values = self._images(event, op)
+        values["source"] = self._source(event, db, coll, event.get("clusterTime"), session)
+        values["op"] = op
+        values["ts_ms"] = now
+        if transaction is not None:
+            values["transaction"] = _struct(TRANSACTION_SCHEMA, dict(transaction))
+        return values
+
+    def _written(self, event: Mapping[str, Any], op: str, db: str, coll: str, v_schema: Schema,
+                 now: int) -> LazyStruct | None:
+        """The value of an event outside a session with no ``updateDescription`` as a LazyStruct whose payload
+        is written at once (:class:`.envelope_writer.StreamPayloads`); None where that does not apply."""
+        assert self._payloads is not None
+        if event.get("updateDescription") is not None:
+            return None
+        cluster_time = event.get("clusterTime")
+        wall_ms = self._wall_ms(event.get("wallTime"))
+        ts_ms = wall_ms if wall_ms else (cluster_time.time * 1000 if cluster_time is not None else 0)
+        order = cluster_time.inc if cluster_time is not None else 0
+        if not (0 <= order < 2**31 and 0 <= ts_ms < MAX_TS_MS):  # beyond the fields' ranges: the values' path
+            return None
+        before = None if op == "c" else event.get("fullDocumentBeforeChange")
+        after = None if op == "d" else event.get("fullDocument")
+        payload = self._payloads.write(v_schema, db, coll, op, before, after, ts_ms, order, wall_ms, now)
+        if payload is None:
+            return None
+        return LazyStruct(v_schema, payload, partial(self._values, event, op, db, coll, None, now, None),
+                          defaults_written=True)
 
     def snapshot_record(self, doc: Mapping[str, Any] | bytes, db: str, coll: str, offset: Mapping[str, Any],
                         marker: str = "true") -> SourceRecord:
@@ -162,15 +198,17 @@ class ChangeEventConverter:
             if stream.sec is not None and stream.sec >= 0 and stream.ord is not None:
                 ts_ms, order = stream.sec * 1000, stream.ord
         selected = self._fields.for_collection(db, coll) if self._fields is not None else None
-        after = json_writer.strict_quoted(doc if selected is None else selected.image(doc), self._plus)
+        image = doc if selected is None else selected.image(doc)
         template = self._snapshot_template(v_schema, db, coll, marker, ts_ms, order, now)
         source = template[0]
         value: Struct
         if template[1] is not None:  # the payload written around the document's quoted after
+            after = json_writer.strict_quoted(image, self._plus)
             value = LazyStruct(v_schema, template[1] + after + template[2],
                                partial(_snapshot_values, after, source, now))
         else:
-            value = _struct(v_schema, _snapshot_values(after, source, now))
+            value = _struct(v_schema, {"after": json_writer.strict(image, self._plus),
+                                       "source": _struct(SOURCE_SCHEMA, dict(source)), "op": "r", "ts_ms": now})
         key = _struct(k_schema, {"id": json_writer.relaxed_id(doc, self._plus)})
         return SourceRecord(self._partition, dict(offset), topic, None, k_schema, key, v_schema, value, None,
                             self._headers)
@@ -188,7 +226,8 @@ class ChangeEventConverter:
             "snapshot": marker, "db": db, "ts_us": ts_ms * 1000, "ts_ns": ts_ms * 1_000_000, "collection": coll,
             "ord": order,
         }
-        around = payload_around(v_schema, {"after": HOLE, "source": source, "op": "r", "ts_ms": now})
+        around = None if self._payloads is None else \
+            payload_around(v_schema, {"after": HOLE, "source": source, "op": "r", "ts_ms": now})
         template = (source, *around) if around is not None else (source, None, b"")
         self._last_template = ((v_schema, db, coll, marker, ts_ms, order, now), template)
         return template

@@ -46,7 +46,7 @@ def raw_bson(doc: Mapping[str, Any] | bytes) -> bytes:
     return bson.encode(doc, codec_options=ENCODE_OPTIONS)
 
 
-def strict(doc: Mapping[str, Any], plus_exponent: bool = False) -> str:
+def strict(doc: Mapping[str, Any] | bytes, plus_exponent: bool = False) -> str:
     """Extended JSON v1 STRICT, Debezium compact style (``after``/``before``/``lsid``). ``plus_exponent``: doubles
     as the MongoDB Java driver 5.9 writes them, ``1.0E+300`` (Debezium 3.6.3), not ``1.0E300`` (3.6.1)."""
     return _extjson.strict(raw_bson(doc), plus_exponent)

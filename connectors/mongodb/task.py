@@ -143,7 +143,8 @@ class MongoDbConnectorTask(SourceTask):
             topic_prefix=config.topic_prefix, release=config.release, tombstones_on_delete=config.tombstones_on_delete,
             extended_headers=config.extended_headers, task_id=self.task_id, run_id=run_id,
             partition=partition, naming=config.topic_naming,
-            fields=FieldSelector(config.capture.field_excludes, config.capture.field_renames))
+            fields=FieldSelector(config.capture.field_excludes, config.capture.field_renames),
+            written_payloads=bool(getattr(self.context, "values_go_to_json_converter", False)))
         label = f"{self.name}-task-{self.task_id}" + (f"-{rs}" if rs else "")
         stream = StreamCapture(config=config, client=client, events=events, partition=partition,
                                metrics=self._metrics, label=label)

@@ -13,7 +13,7 @@ mod jackson_text;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyInt, PyTuple};
 
 use writer::{Flavour, Writer};
 
@@ -55,6 +55,44 @@ fn strict_quoted<'py>(py: Python<'py>, raw: &[u8], plus_exponent: bool) -> PyRes
     let text = written(py, raw, Flavour::Strict, false, plus_exponent)?;
     let mut out = String::with_capacity(text.len() + text.len() / 4 + 2);
     jackson_text::push_jackson_string(&mut out, &text);
+    Ok(PyBytes::new(py, out.as_bytes()))
+}
+
+/// A JsonConverter payload from its constant ``parts`` and the values of the ``holes`` between them
+/// (``parts[0] holes[0] parts[1] ... parts[n]``): None as ``null``, an int as its decimal text, bytes as the
+/// :func:`strict_quoted` text of the BSON document they hold. ``connectors/mongodb/envelope_writer.py`` cuts the
+/// parts out of the payload of a record's schema.
+#[pyfunction]
+#[pyo3(signature = (parts, holes, plus_exponent=false))]
+fn fill_payload<'py>(
+    py: Python<'py>,
+    parts: &Bound<'py, PyTuple>,
+    holes: &Bound<'py, PyTuple>,
+    plus_exponent: bool,
+) -> PyResult<Bound<'py, PyBytes>> {
+    if parts.len() != holes.len() + 1 {
+        return Err(PyValueError::new_err("fill_payload: one more part than holes expected"));
+    }
+    let mut out = String::with_capacity(4096);
+    for (index, part) in parts.iter().enumerate() {
+        let part = part.downcast::<PyBytes>()?;
+        let text = std::str::from_utf8(part.as_bytes())
+            .map_err(|_| PyValueError::new_err("fill_payload: a part is not UTF-8"))?;
+        out.push_str(text);
+        if index == holes.len() {
+            break;
+        }
+        let hole = holes.get_item(index)?;
+        if hole.is_none() {
+            out.push_str("null");
+        } else if let Ok(number) = hole.downcast::<PyInt>() {
+            jackson_text::push_int(&mut out, number.extract::<i64>()?);
+        } else {
+            let raw = hole.downcast::<PyBytes>()?;
+            let text = written(py, raw.as_bytes(), Flavour::Strict, false, plus_exponent)?;
+            jackson_text::push_jackson_string(&mut out, &text);
+        }
+    }
     Ok(PyBytes::new(py, out.as_bytes()))
 }
 
@@ -161,6 +199,7 @@ fn java_double(value: f64, plus_exponent: bool) -> String {
 fn _extjson(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(strict, m)?)?;
     m.add_function(wrap_pyfunction!(strict_quoted, m)?)?;
+    m.add_function(wrap_pyfunction!(fill_payload, m)?)?;
     m.add_function(wrap_pyfunction!(relaxed, m)?)?;
     m.add_function(wrap_pyfunction!(relaxed_key, m)?)?;
     m.add_function(wrap_pyfunction!(split_images, m)?)?;

@@ -11,6 +11,8 @@ from typing import Any
 
 import bson
 import pytest
+from bson import Int64, Timestamp
+from bson.codec_options import CodecOptions
 from bson.raw_bson import RawBSONDocument
 
 from connect.api.data import INT64, STRING, LazyStruct, Schema, Struct, Type, struct_schema
@@ -18,6 +20,7 @@ from connectors.mongodb import _extjson, extjson
 from connectors.mongodb.envelope_writer import HOLE, payload_around
 from connectors.mongodb.event_converter import ChangeEventConverter
 from connectors.mongodb.fields import FieldSelector
+from connectors.mongodb.streaming.raw_events import Decoder
 from converters.json import JsonConverter
 
 NOW = 1_795_891_920_247
@@ -55,7 +58,7 @@ def plain_copy(value: Struct) -> Struct:
 @pytest.mark.parametrize("marker", ["true", "last", "incremental"])
 @pytest.mark.parametrize("raw", [True, False])
 def test_snapshot_payload_is_the_converters_writing_of_its_values(marker: str, raw: bool) -> None:
-    events = ChangeEventConverter(topic_prefix='pre"fix', run_id="r", clock_ms=lambda: NOW)
+    events = ChangeEventConverter(topic_prefix='pre"fix', run_id="r", clock_ms=lambda: NOW, written_payloads=True)
     offset = {"sec": 1_700_000_000, "ord": 3, "resume_token": "x"} if marker == "incremental" else {"initsync": True}
     for doc in documents():
         given = RawBSONDocument(bson.encode(doc)) if raw else doc
@@ -80,7 +83,8 @@ def test_snapshot_payload_is_the_converters_writing_of_its_values(marker: str, r
 
 def test_excluded_fields_are_left_out_of_the_written_after() -> None:
     selector = FieldSelector(["db.coll.text", "db.coll.nested.t"], [])
-    events = ChangeEventConverter(topic_prefix="p", run_id="r", clock_ms=lambda: NOW, fields=selector)
+    events = ChangeEventConverter(topic_prefix="p", run_id="r", clock_ms=lambda: NOW, fields=selector,
+                                  written_payloads=True)
     doc = documents()[1]
     record = events.snapshot_record(RawBSONDocument(bson.encode(doc)), "db", "coll", {"initsync": True})
     converter = converters()[0]
@@ -112,3 +116,59 @@ def test_split_documents_cuts_a_raw_batch() -> None:
     assert _extjson.split_documents(b"") == []
     with pytest.raises(ValueError, match="invalid BSON"):
         _extjson.split_documents(b"".join(docs)[:-1])
+
+
+def change_events() -> list[dict[str, Any]]:
+    """Inserts, replaces and deletes with and without images and wallTime, and events the writer leaves to the
+    values' path (an update description, a session, an ord beyond int32)."""
+    found: list[dict[str, Any]] = []
+    for n, doc in enumerate(documents()):
+        base: dict[str, Any] = {"_id": {"_data": f"82{n:016X}"}, "clusterTime": Timestamp(1_795_265_284, n + 1),
+                                "ns": {"db": "d\"b", "coll": f"c é {n}"}, "documentKey": {"_id": doc["_id"]}}
+        if n % 2:
+            base["wallTime"] = dt.datetime(2026, 11, 21, 0, 0, n, 5000, tzinfo=dt.UTC)
+        found.append({**base, "operationType": "insert", "fullDocument": doc})
+        found.append({**base, "operationType": "replace", "fullDocument": doc})
+        found.append({**base, "operationType": "replace", "fullDocument": doc, "fullDocumentBeforeChange": doc})
+        found.append({**base, "operationType": "delete"})
+        found.append({**base, "operationType": "delete", "fullDocumentBeforeChange": doc})
+        found.append({**base, "operationType": "update", "fullDocument": doc,
+                      "updateDescription": {"updatedFields": {"a": 1}, "removedFields": []}})
+        found.append({**base, "operationType": "insert", "fullDocument": doc, "lsid": {"id": bson.Binary(b"x" * 16, 4)},
+                      "txnNumber": Int64(3)})
+        found.append({**base, "operationType": "insert", "fullDocument": doc,
+                      "clusterTime": Timestamp(1_795_265_284, 2**31 + n)})
+    return found
+
+
+def written(event: dict[str, Any]) -> bool:
+    return "updateDescription" not in event and "lsid" not in event and event["clusterTime"].inc < 2**31
+
+
+@pytest.mark.parametrize("raw", [True, False])
+def test_change_event_payload_is_the_converters_writing_of_its_values(raw: bool) -> None:
+    events = ChangeEventConverter(topic_prefix='pre"fix', run_id="r", clock_ms=lambda: NOW, written_payloads=True)
+    decoder = Decoder(CodecOptions())
+    options = CodecOptions(document_class=RawBSONDocument)
+    lazies = 0
+    for change in change_events():
+        given = decoder.event(RawBSONDocument(bson.encode(change), options)) if raw else change
+        for converter in converters():
+            record = events.to_records(given)[0]
+            if not written(change):
+                assert type(record.value) is Struct
+                continue
+            assert type(record.value) is LazyStruct and record.value.defaults_written
+            lazies += 1
+            sent = converter.from_connect_data(record.topic, record.value_schema, record.value)
+            assert sent == converter.from_connect_data(record.topic, record.value_schema, plain_copy(record.value))
+        plain = ChangeEventConverter(topic_prefix='pre"fix', run_id="r", clock_ms=lambda: NOW).to_records(given)[0]
+        assert type(plain.value) is Struct
+        assert plain_copy(events.to_records(given)[0].value) == plain_copy(plain.value)
+    assert lazies > 0
+
+
+def test_without_written_payloads_every_value_is_built() -> None:
+    events = ChangeEventConverter(topic_prefix="p", run_id="r", clock_ms=lambda: NOW)
+    assert type(events.to_records(change_events()[0])[0].value) is Struct
+    assert type(events.snapshot_record(documents()[0], "db", "coll", {"initsync": True}).value) is Struct
