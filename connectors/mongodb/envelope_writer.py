@@ -26,7 +26,7 @@ from typing import Any, Final
 from connect.api.data import Schema, Type
 from connectors.mongodb import _extjson, json_writer
 
-__all__ = ["HOLE", "MAX_TS_MS", "Hole", "StreamPayloads", "payload_around", "payload_parts"]
+__all__ = ["HOLE", "MAX_TS_MS", "Hole", "SnapshotPayloads", "StreamPayloads", "payload_around", "payload_parts"]
 
 
 class Hole:
@@ -178,3 +178,45 @@ class StreamPayloads:
         if found is None or found[1] != _STREAM_HOLES:
             return None
         return found[0]
+
+
+class SnapshotPayloads:
+    """The payloads of a task's snapshot records around their quoted ``after``: per collection, marker and
+    ``ord``, the envelope is cut once around ``after``, the source times and the emit time; the bytes before and
+    after ``after`` are then joined with those times' text (the caller keeps them for the documents of one
+    millisecond)."""
+
+    def __init__(self, version: str, name: str) -> None:
+        self._version = version
+        self._name = name
+        self._parts: dict[tuple[int, str, str, str, int], tuple[Schema, tuple[bytes, ...] | None]] = {}
+
+    def around(self, schema: Schema, db: str, coll: str, marker: str, ts_ms: int, order: int,
+               now: int) -> tuple[bytes, bytes] | None:
+        """The payload of a snapshot record of ``db.coll`` before and after its ``after``; None where the
+        envelope cannot be written ahead."""
+        if not -MAX_TS_MS < ts_ms < MAX_TS_MS:
+            return None
+        key = (id(schema), db, coll, marker, order)
+        known = self._parts.get(key)
+        if known is None or known[0] is not schema:
+            known = (schema, self._cut(schema, db, coll, marker, order))
+            if len(self._parts) >= _MAX_TEMPLATES:
+                self._parts.clear()
+            self._parts[key] = known
+        parts = known[1]
+        if parts is None:
+            return None
+        return parts[0], b"".join((parts[1], b"%d" % ts_ms, parts[2], b"%d" % (ts_ms * 1000), parts[3],
+                                   b"%d" % (ts_ms * 1_000_000), parts[4], b"%d" % now, parts[5]))
+
+    def _cut(self, schema: Schema, db: str, coll: str, marker: str, order: int) -> tuple[bytes, ...] | None:
+        source = {"version": self._version, "connector": "mongodb", "name": self._name, "ts_ms": _TS_MS,
+                  "snapshot": marker, "db": db, "ts_us": _TS_US, "ts_ns": _TS_NS, "collection": coll, "ord": order}
+        found = payload_parts(schema, {"after": HOLE, "source": source, "op": "r", "ts_ms": _NOW})
+        if found is None or found[1] != _SNAPSHOT_HOLES:
+            return None
+        return found[0]
+
+
+_SNAPSHOT_HOLES: Final = (HOLE, _TS_MS, _TS_US, _TS_NS, _NOW)

@@ -26,7 +26,7 @@ import orjson
 from connect.api.data import STRING, LazyStruct, Schema, Struct
 from connect.api.records import Header, SourceRecord
 from connectors.mongodb import extjson, json_writer
-from connectors.mongodb.envelope_writer import HOLE, MAX_TS_MS, StreamPayloads, payload_around
+from connectors.mongodb.envelope_writer import MAX_TS_MS, SnapshotPayloads, StreamPayloads
 from connectors.mongodb.fields import FieldSelector
 from connectors.mongodb.naming import TopicNaming
 from connectors.mongodb.position import Position, event_offset, session_txn
@@ -90,6 +90,7 @@ class ChangeEventConverter:
         self._last_wall: tuple[Any, int] = (None, 0)  # the last wallTime converted, and its milliseconds
         self._last_template: tuple[Any, tuple[dict[str, Any], bytes | None, bytes]] = (None, ({}, None, b""))
         self._payloads = StreamPayloads(self._version, topic_prefix, self._plus) if written_payloads else None
+        self._snapshot_payloads = SnapshotPayloads(self._version, topic_prefix) if written_payloads else None
         self._headers: tuple[Header, ...] = ()
         if extended_headers:
             self._headers = (
@@ -216,8 +217,8 @@ class ChangeEventConverter:
     def _snapshot_template(self, v_schema: Schema, db: str, coll: str, marker: str, ts_ms: int, order: int,
                            now: int) -> tuple[dict[str, Any], bytes | None, bytes]:
         """The ``source`` values of a snapshot record and its envelope's payload before and after ``after``
-        (None, b"" when :func:`.envelope_writer.payload_around` declines it): the same for every document read
-        in the same millisecond, so written once for them."""
+        (None, b"" without written payloads or where :class:`.envelope_writer.SnapshotPayloads` declines it): the
+        same for every document read in the same millisecond, so made once for them."""
         last = self._last_template
         if last[0] == (v_schema, db, coll, marker, ts_ms, order, now):
             return last[1]
@@ -226,8 +227,8 @@ class ChangeEventConverter:
             "snapshot": marker, "db": db, "ts_us": ts_ms * 1000, "ts_ns": ts_ms * 1_000_000, "collection": coll,
             "ord": order,
         }
-        around = None if self._payloads is None else \
-            payload_around(v_schema, {"after": HOLE, "source": source, "op": "r", "ts_ms": now})
+        around = None if self._snapshot_payloads is None else \
+            self._snapshot_payloads.around(v_schema, db, coll, marker, ts_ms, order, now)
         template = (source, *around) if around is not None else (source, None, b"")
         self._last_template = ((v_schema, db, coll, marker, ts_ms, order, now), template)
         return template
