@@ -33,6 +33,12 @@ SMALL_BATCH_RECORDS = 25_000
 _INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN",
                 "spark.sql.adaptive.enabled": "false"}
 
+# The batch's decoded rows are cached without the columnar cache's compression: its schemes (dictionary, run
+# length) do not shrink the documents' text, the bulk of the rows, but gathering their statistics hashes every
+# value: decoding and caching 203,090 records took 16 % less JVM CPU without, 5 of 5 interleaved rounds
+# (benchmarks/results.md, 2026-11-28 19:36)
+_UNCOMPRESSED_CACHE = {"spark.sql.inMemoryColumnarStorage.compressed": "false"}
+
 
 @dataclass(frozen=True)
 class MaterializeOptions:
@@ -129,10 +135,11 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
     """Read and decode the records of ``ranges``; the change rows stay cached for the batch's writes."""
     started = time.monotonic()
     records = read_range(spark, options.bootstrap_servers, ranges, options.min_partitions, options.kafka_options)
-    changes = decode(records, fmt).persist(StorageLevel.MEMORY_AND_DISK)
-    counts = changes.agg(
-        F.count(F.lit(1)).alias("records"), F.count_if(F.col("reason").isNotNull()).alias("rejects"),
-        F.count_if(F.col("reason").isNull() & F.col("tombstone")).alias("tombstones")).first()
+    with session_conf(spark, _UNCOMPRESSED_CACHE):  # read when the cache's plan is made and its batches built
+        changes = decode(records, fmt).persist(StorageLevel.MEMORY_AND_DISK)
+        counts = changes.agg(
+            F.count(F.lit(1)).alias("records"), F.count_if(F.col("reason").isNotNull()).alias("rejects"),
+            F.count_if(F.col("reason").isNull() & F.col("tombstone")).alias("tombstones")).first()
     assert counts is not None
     topics = tuple(sorted({r.topic for r in ranges if r.end > r.start}))
     return Batch(changes, counts["records"], counts["rejects"], counts["tombstones"], topics, started)
