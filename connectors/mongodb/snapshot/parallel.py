@@ -20,7 +20,7 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -324,7 +324,7 @@ class ParallelSnapshot:
         self._log_progress()
         return out
 
-    def _emit(self, ns: str, index: int, docs: list[bytes], done: bool,
+    def _emit(self, ns: str, index: int, docs: Sequence[Mapping[str, Any] | bytes], done: bool,
               out: list[SourceRecord]) -> None:
         db, _, coll = ns.partition(".")
         if ns not in self._announced:
