@@ -16,7 +16,6 @@ the count is not known (an output that is not a local path, a broker that does n
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -28,6 +27,8 @@ from urllib.parse import unquote, urlparse
 from kafka import KafkaConsumer, TopicPartition
 
 from spark_jobs.batch import SMALL_BATCH_RECORDS, MaterializeOptions
+from spark_jobs.delta_output import Done
+from spark_jobs.store import STATE_FILE, State
 
 __all__ = ["C1_ONLY", "JAVA_OPTIONS", "SMALL_RUN_RECORDS", "choose", "launch_conf", "pending_records",
            "user_java_options"]
@@ -163,14 +164,15 @@ def _stored_offsets(options: MaterializeOptions) -> dict[str, dict[str, int]] | 
     if root is None:
         return None
     if options.table_format == "parquet":
-        state = root / "_state.json"
-        return dict(json.loads(state.read_text(encoding="utf-8")).get("offsets", {})) if state.is_file() else {}
+        state = root / STATE_FILE
+        return dict(State.from_json(state.read_text(encoding="utf-8")).offsets) if state.is_file() else {}
     folder = root / "_batches"
     done = sorted(p for p in folder.glob("*.done.json") if p.name.split(".")[0].isdigit()) \
         if folder.is_dir() else []
     if not done:
         return {}
-    return dict(json.loads(max(done, key=lambda p: int(p.name.split(".")[0])).read_text(encoding="utf-8"))["offsets"])
+    latest = max(done, key=lambda p: int(p.name.split(".")[0]))
+    return dict(Done.from_json(latest.read_text(encoding="utf-8")).offsets)
 
 
 def _local_path(output: str) -> Path | None:
