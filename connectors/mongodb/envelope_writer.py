@@ -26,7 +26,8 @@ from typing import Any, Final
 from connect.api.data import Schema, Type
 from connectors.mongodb import _extjson, json_writer
 
-__all__ = ["HOLE", "MAX_TS_MS", "Hole", "SnapshotPayloads", "StreamPayloads", "payload_around", "payload_parts"]
+__all__ = ["HOLE", "INT_BOUNDS", "MAX_TS_MS", "Hole", "SnapshotPayloads", "StreamPayloads", "payload_around",
+           "payload_parts"]
 
 
 class Hole:
@@ -44,7 +45,8 @@ class Hole:
 HOLE: Final = Hole(document=True, nullable=False)
 """The ``after`` of a snapshot record (:func:`payload_around`)."""
 
-_INT_BOUNDS: Final[dict[Type, int]] = {Type.INT8: 2**7, Type.INT16: 2**15, Type.INT32: 2**31, Type.INT64: 2**63}
+INT_BOUNDS: Final[dict[Type, int]] = {Type.INT8: 2**7, Type.INT16: 2**15, Type.INT32: 2**31, Type.INT64: 2**63}
+"""Each Connect integer type's bound: its values lie in [-bound, bound)."""
 
 
 def payload_parts(schema: Schema, values: Mapping[str, Any], *,
@@ -109,7 +111,7 @@ class _Writer:
         if schema.type is Type.BOOLEAN and type(value) is bool:
             self.out.append("true" if value else "false")
             return True
-        bound = _INT_BOUNDS.get(schema.type)
+        bound = INT_BOUNDS.get(schema.type)
         if bound is not None and type(value) is int and -bound <= value < bound and schema.name is None:
             self.out.append(str(value))
             return True

@@ -17,6 +17,7 @@ import orjson
 
 from connect.api.data import DATE_NAME, DECIMAL_NAME, TIME_NAME, TIMESTAMP_NAME, Schema, Type
 from connectors.mongodb import _extjson
+from connectors.mongodb.envelope_writer import INT_BOUNDS
 from connectors.mongodb.transforms.schema_inference import REGEX_SCHEMA, SchemaInference, parse_with_shape
 
 __all__ = ["DocumentWriter"]
@@ -25,8 +26,7 @@ DocumentPlan = _extjson.DocumentPlan
 
 _SCALARS: Final = {Type.STRING: "string", Type.INT32: "int32", Type.INT64: "int64", Type.FLOAT64: "double",
                    Type.BOOLEAN: "boolean", Type.BYTES: "bytes"}
-_INT_RANGES: Final[dict[Type, int]] = {Type.INT8: 2**7, Type.INT16: 2**15, Type.INT32: 2**31, Type.INT64: 2**63}
-_PLAIN_TYPES: Final = {Type.STRING: str, Type.BOOLEAN: bool, **{kind: int for kind in _INT_RANGES}}
+_PLAIN_TYPES: Final = {Type.STRING: str, Type.BOOLEAN: bool, **{kind: int for kind in INT_BOUNDS}}
 _MAX_PLANS: Final = 2000
 _LOGICAL: Final = frozenset((DATE_NAME, DECIMAL_NAME, TIME_NAME, TIMESTAMP_NAME))
 
@@ -65,7 +65,7 @@ def extra_members(extra: Sequence[tuple[str, Schema, Any]]) -> str | None:
             expected = _PLAIN_TYPES.get(schema.type)
             if expected is None or type(value) is not expected:
                 return None
-            bound = _INT_RANGES.get(schema.type)
+            bound = INT_BOUNDS.get(schema.type)
             if bound is not None and isinstance(value, int) and not -bound <= value < bound:
                 return None
         members[name] = value
