@@ -120,8 +120,23 @@ def new_document_state(key: bytes | None, value: bytes | None, schemas: bool = T
         if not source_fields:
             return new_key, None
         return new_key, _connect_json({"_id": key_id, "__deleted": True, **added}, schemas)
-    doc = json_util.loads(payload["after"])
+    after = payload["after"]
+    doc = json_util.loads(after) if after is not None else _partial_update(payload, key_id)
     return new_key, _connect_json({**doc, **added}, schemas)
+
+
+def _partial_update(payload: Mapping[str, Any], key_id: Any) -> dict[str, Any]:
+    """The SMT's document for an update without ``after`` (the document was gone when the change stream looked it
+    up): ``before`` (or nothing) with the updated fields set and the removed ones dropped, ``_id`` from the key."""
+    before = payload.get("before")
+    doc: dict[str, Any] = json_util.loads(before) if before is not None else {}
+    update = payload.get("updateDescription") or {}
+    if update.get("updatedFields") is not None:
+        doc.update(json_util.loads(update["updatedFields"]))
+    for removed in update.get("removedFields") or ():
+        doc.pop(removed, None)
+    doc.setdefault("_id", key_id)
+    return doc
 
 
 def _connect_json(doc: Mapping[str, Any], schemas: bool) -> bytes:
