@@ -26,6 +26,31 @@ fn run(raw: &[u8], flavour: Flavour, key: bool, plus_exponent: bool) -> PyResult
     }
 }
 
+/// The STRICT text of the document ``raw`` appended to ``out`` as a JSON string literal, quoted and escaped as
+/// Jackson writes it, in one pass (escaping the written text again cost a sixth of the whole).
+fn push_strict_quoted(out: &mut String, raw: &[u8], plus_exponent: bool) -> PyResult<()> {
+    out.reserve(raw.len() + raw.len() / 2 + 16);
+    out.push('"');
+    let mut w = Writer::new(Flavour::Strict, 0).plus_exponent(plus_exponent).quoted(true)
+        .appending_to(std::mem::take(out));
+    match w.top_document(raw) {
+        Ok(()) => {
+            *out = w.finish();
+            out.push('"');
+            Ok(())
+        }
+        Err(msg) => Err(PyValueError::new_err(format!("invalid BSON: {msg}"))),
+    }
+}
+
+fn strict_quoted_text(py: Python<'_>, out: &mut String, raw: &[u8], plus_exponent: bool) -> PyResult<()> {
+    if raw.len() >= RELEASE_GIL_BYTES {
+        py.allow_threads(|| push_strict_quoted(out, raw, plus_exponent))
+    } else {
+        push_strict_quoted(out, raw, plus_exponent)
+    }
+}
+
 /// Documents at least this long are written with the GIL released. A shorter one is written in a few
 /// microseconds, less than what releasing and taking back the GIL costs when another thread wants it (the fetcher,
 /// the producer's acknowledgements): releasing it for every event made the task thread queue for the GIL twice
@@ -52,9 +77,8 @@ fn strict(py: Python<'_>, raw: &[u8], plus_exponent: bool) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(signature = (raw, plus_exponent=false))]
 fn strict_quoted<'py>(py: Python<'py>, raw: &[u8], plus_exponent: bool) -> PyResult<Bound<'py, PyBytes>> {
-    let text = written(py, raw, Flavour::Strict, false, plus_exponent)?;
-    let mut out = String::with_capacity(text.len() + text.len() / 4 + 2);
-    jackson_text::push_jackson_string(&mut out, &text);
+    let mut out = String::new();
+    strict_quoted_text(py, &mut out, raw, plus_exponent)?;
     Ok(PyBytes::new(py, out.as_bytes()))
 }
 
@@ -89,8 +113,7 @@ fn fill_payload<'py>(
             jackson_text::push_int(&mut out, number.extract::<i64>()?);
         } else {
             let raw = hole.downcast::<PyBytes>()?;
-            let text = written(py, raw.as_bytes(), Flavour::Strict, false, plus_exponent)?;
-            jackson_text::push_jackson_string(&mut out, &text);
+            strict_quoted_text(py, &mut out, raw.as_bytes(), plus_exponent)?;
         }
     }
     Ok(PyBytes::new(py, out.as_bytes()))

@@ -2,27 +2,37 @@
 
 use std::fmt::Write;
 
+/// At most this many significant digits come out of Ryu (17) or ``{:.1e}`` (2).
+const MAX_DIGITS: usize = 24;
+
 /// Significant digits (no leading or trailing zeros, "0" for zero) and the decimal point position of a
-/// positive finite double printed by Ryu or by ``{:e}``: value = 0.<digits> * 10^point.
-fn split_digits(text: &str) -> (Vec<u8>, i32) {
-    let (mantissa, exponent) = match text.find(['e', 'E']) {
-        Some(at) => (&text[..at], text[at + 1..].parse::<i32>().unwrap_or(0)),
-        None => (text, 0),
+/// positive finite double printed by Ryu or by ``{:e}``: value = 0.<digits> * 10^point. The digits are
+/// ``digits[..len]``; returns (len, point).
+fn split_digits(text: &str, digits: &mut [u8; MAX_DIGITS]) -> (usize, i32) {
+    let bytes = text.as_bytes();
+    let (mantissa, exponent) = match bytes.iter().position(|&b| b == b'e' || b == b'E') {
+        Some(at) => (&bytes[..at], text[at + 1..].parse::<i32>().unwrap_or(0)),
+        None => (bytes, 0),
     };
-    let (whole, fraction) = match mantissa.find('.') {
-        Some(at) => (&mantissa[..at], &mantissa[at + 1..]),
-        None => (mantissa, ""),
-    };
-    let all: Vec<u8> = whole.bytes().chain(fraction.bytes()).collect();
-    let leading = all.iter().take_while(|&&d| d == b'0').count();
-    let mut digits: Vec<u8> = all[leading..].to_vec();
-    while digits.last() == Some(&b'0') {
-        digits.pop();
+    let whole = mantissa.iter().position(|&b| b == b'.').unwrap_or(mantissa.len());
+    let mut len = 0;
+    let mut leading = 0i32;
+    for &b in mantissa.iter().filter(|&&b| b != b'.') {
+        if len == 0 && b == b'0' {
+            leading += 1;
+        } else if len < MAX_DIGITS {
+            digits[len] = b;
+            len += 1;
+        }
     }
-    if digits.is_empty() {
-        digits.push(b'0');
+    while len > 0 && digits[len - 1] == b'0' {
+        len -= 1;
     }
-    (digits, whole.len() as i32 + exponent - leading as i32)
+    if len == 0 {
+        digits[0] = b'0';
+        len = 1;
+    }
+    (len, whole as i32 + exponent - leading)
 }
 
 /// Java's layout of 0.<digits> * 10^point: plain in [1e-3, 1e7), else d.dddE<n> (d.dddE+<n> for a non-negative
@@ -81,16 +91,19 @@ pub fn java_double(out: &mut String, value: f64, plus: bool) {
     }
     let magnitude = value.abs();
     let mut buffer = ryu::Buffer::new();
-    let (mut digits, mut point) = split_digits(buffer.format_finite(magnitude));
-    if digits.len() == 1 {
-        // Java prints at least two digits: the closest two-digit decimal (4.9E-324, not 5E-324)
+    let mut digits = [0u8; MAX_DIGITS];
+    let (mut len, mut point) = split_digits(buffer.format_finite(magnitude), &mut digits);
+    if len == 1 && magnitude < f64::MIN_POSITIVE {
+        // Java prints at least two digits: the closest two-digit decimal (4.9E-324, not 5E-324). For a normal
+        // double whose shortest decimal has one digit d, that is d.0: the double is within half an ulp (~1e-16
+        // of it) of d*10^k, far closer than the 0.05*10^k that would round to another two-digit decimal.
         let text = format!("{magnitude:.1e}");
-        (digits, point) = split_digits(&text);
+        (len, point) = split_digits(&text, &mut digits);
     }
     if value < 0.0 {
         out.push('-');
     }
-    java_text(out, &digits, point, plus);
+    java_text(out, &digits[..len], point, plus);
 }
 
 /// A double in Extended JSON v2 RELAXED: the number, or ``{"$numberDouble": "..."}`` when not finite.

@@ -3,8 +3,9 @@
 
 use std::fmt::Write;
 
+use crate::jackson_text::{push_int, push_jackson_content};
 use crate::numbers::{decimal128, java_double, relaxed_double};
-use crate::strings::push_java_string;
+use crate::strings::{push_java_string, push_string};
 
 type R<T> = Result<T, &'static str>;
 
@@ -23,6 +24,8 @@ pub struct Writer {
     relaxed: bool,
     sep: &'static str,
     plus_exponent: bool,
+    /// written as the content of a JSON string (Jackson's escaping of the text, in the same pass)
+    quoted: bool,
 }
 
 const MAX_ISO_MS: i64 = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
@@ -175,13 +178,32 @@ impl Writer {
             Flavour::RelaxedCompact => (true, ","),
             Flavour::RelaxedDefault => (true, ", "),
         };
-        Writer { out: String::with_capacity(size_hint + size_hint / 2 + 16), relaxed, sep, plus_exponent: false }
+        Writer {
+            out: String::with_capacity(size_hint + size_hint / 2 + 16),
+            relaxed,
+            sep,
+            plus_exponent: false,
+            quoted: false,
+        }
     }
 
     /// Doubles with a non-negative exponent written ``1.0E+7`` (the MongoDB Java driver 5.9, Debezium 3.6.3)
     /// rather than ``1.0E7`` (driver 5.6, Debezium 3.6.1).
     pub fn plus_exponent(mut self, plus: bool) -> Self {
         self.plus_exponent = plus;
+        self
+    }
+
+    /// The text written as the content of a JSON string, as Jackson writes that string (JsonConverter's bytes
+    /// of an envelope's ``after``), without the surrounding quotes.
+    pub fn quoted(mut self, quoted: bool) -> Self {
+        self.quoted = quoted;
+        self
+    }
+
+    /// Writes after what ``out`` holds already (instead of into a new buffer).
+    pub fn appending_to(mut self, out: String) -> Self {
+        self.out = out;
         self
     }
 
@@ -221,33 +243,42 @@ impl Writer {
         if depth > MAX_DEPTH {
             return Err("nesting too deep");
         }
-        if embedded && Elements::new(raw)?.any(|e| matches!(e, Ok(ref el) if el.name == "$ref")) {
-            let elements = Elements::new(raw)?.collect::<R<Vec<_>>>()?;
-            if let Some(order) = dbref_order(&elements) {
-                self.out.push('{');
-                for (n, &i) in order.iter().enumerate() {
-                    if n > 0 {
-                        self.out.push_str(self.sep);
-                    }
-                    self.member(&elements[i], depth)?;
-                }
-                self.out.push('}');
-                return Ok(());
-            }
-        }
+        let start = self.out.len();
         self.out.push('{');
         for (n, element) in Elements::new(raw)?.enumerate() {
+            let element = element?;
+            if embedded && element.name == "$ref" {
+                // rare: written again from the start, in a DBRef's order if it is one
+                self.out.truncate(start);
+                return self.dbref_document(raw, depth);
+            }
             if n > 0 {
                 self.out.push_str(self.sep);
             }
-            self.member(&element?, depth)?;
+            self.member(&element, depth)?;
+        }
+        self.out.push('}');
+        Ok(())
+    }
+
+    /// An embedded document with a ``$ref`` member: a DBRef's members first (see :func:`dbref_order`) when it is
+    /// one, else in their order.
+    fn dbref_document(&mut self, raw: &[u8], depth: u32) -> R<()> {
+        let elements = Elements::new(raw)?.collect::<R<Vec<_>>>()?;
+        let order = dbref_order(&elements).unwrap_or_else(|| (0..elements.len()).collect());
+        self.out.push('{');
+        for (n, &i) in order.iter().enumerate() {
+            if n > 0 {
+                self.out.push_str(self.sep);
+            }
+            self.member(&elements[i], depth)?;
         }
         self.out.push('}');
         Ok(())
     }
 
     fn member(&mut self, element: &Element<'_>, depth: u32) -> R<()> {
-        push_java_string(&mut self.out, element.name);
+        push_string(&mut self.out, element.name, self.quoted);
         self.out.push_str(": ");
         self.value(element, depth)
     }
@@ -268,6 +299,9 @@ impl Writer {
     }
 
     fn value(&mut self, element: &Element<'_>, depth: u32) -> R<()> {
+        if self.quoted {
+            return self.quoted_value(element, depth);
+        }
         let v = element.value;
         let out = &mut self.out;
         match element.tag {
@@ -376,6 +410,51 @@ impl Writer {
             0x7F => out.push_str("{\"$maxKey\": 1}"),
             0xFF => out.push_str("{\"$minKey\": 1}"),
             _ => return Err("unknown BSON type"),
+        }
+        Ok(())
+    }
+
+    /// :func:`value` as the content of a JSON string: the common types written directly, the others written
+    /// plain first and escaped as Jackson escapes a string's content.
+    fn quoted_value(&mut self, element: &Element<'_>, depth: u32) -> R<()> {
+        let v = element.value;
+        match element.tag {
+            0x01 if !self.relaxed => java_double(&mut self.out, f64::from_bits(u64_at(v, 0)?), self.plus_exponent),
+            0x02 => push_string(&mut self.out, string_value(v)?, true),
+            0x03 => self.document(v, true, depth + 1)?,
+            0x04 => self.array(v, depth + 1)?,
+            0x06 | 0x0A => self.out.push_str("null"),
+            0x07 => {
+                self.out.push_str("{\\\"$oid\\\": \\\"");
+                for &b in v {
+                    self.out.push(HEX[(b >> 4) as usize] as char);
+                    self.out.push(HEX[(b & 0xF) as usize] as char);
+                }
+                self.out.push_str("\\\"}");
+            }
+            0x08 if v[0] <= 1 => self.out.push_str(if v[0] == 1 { "true" } else { "false" }),
+            0x09 if !self.relaxed => {
+                self.out.push_str("{\\\"$date\\\": ");
+                push_int(&mut self.out, u64_at(v, 0)? as i64);
+                self.out.push('}');
+            }
+            0x10 => push_int(&mut self.out, i32_at(v, 0)? as i64),
+            0x12 if !self.relaxed => {
+                self.out.push_str("{\\\"$numberLong\\\": \\\"");
+                push_int(&mut self.out, u64_at(v, 0)? as i64);
+                self.out.push_str("\\\"}");
+            }
+            _ => {
+                let mut plain = Writer {
+                    out: String::with_capacity(v.len() * 2 + 16),
+                    relaxed: self.relaxed,
+                    sep: self.sep,
+                    plus_exponent: self.plus_exponent,
+                    quoted: false,
+                };
+                plain.value(element, depth)?;
+                push_jackson_content(&mut self.out, &plain.out);
+            }
         }
         Ok(())
     }

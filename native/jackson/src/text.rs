@@ -24,6 +24,13 @@ fn is_special(b: u8) -> bool {
 /// upper-case ``\u00XX``, characters outside the BMP as an upper-case surrogate pair escape, everything else as is.
 pub fn push_jackson_string(out: &mut String, text: &str) {
     out.push('"');
+    push_jackson_content(out, text);
+    out.push('"');
+}
+
+/// :func:`push_jackson_string` without the quotes: a piece of a string's content (escaping is per character, so
+/// the pieces of a text escaped one by one give the escaped text).
+pub fn push_jackson_content(out: &mut String, text: &str) {
     let bytes = text.as_bytes();
     let n = bytes.len();
     let mut clean = 0;
@@ -67,7 +74,6 @@ pub fn push_jackson_string(out: &mut String, text: &str) {
         clean = i;
     }
     out.push_str(&text[clean..]);
-    out.push('"');
 }
 
 fn push_u_escape(out: &mut String, unit: u32) {

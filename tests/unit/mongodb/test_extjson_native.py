@@ -22,6 +22,7 @@ from bson.son import SON
 
 from connectors.mongodb import _extjson, extjson, json_writer
 from connectors.mongodb.event_converter import ChangeEventConverter
+from converters.json_writer import dumps_reference
 
 # How the connector's clients decode (uuidRepresentation=standard); DATETIME_AUTO so dates pymongo's datetime
 # cannot hold are decoded too (the connector's default conversion fails on them; the native writer does not).
@@ -143,6 +144,8 @@ def _document(rng: random.Random, depth: int) -> SON[str, Any]:
 def _assert_same(raw: bytes) -> None:
     decoded = bson.decode(raw, codec_options=DECODE)
     assert _extjson.strict(raw) == extjson.strict(decoded)
+    # the STRICT text as a JSON string in one pass: what the reference writers make of the reference text
+    assert _extjson.strict_quoted(raw) == dumps_reference(extjson.strict(decoded))
     assert _extjson.relaxed(raw) == extjson.relaxed(decoded)
     for value in decoded.values():
         key_raw = bson.encode({"_id": value}, codec_options=ENCODE)
