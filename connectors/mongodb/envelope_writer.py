@@ -139,45 +139,58 @@ _TS_MS, _TS_US, _TS_NS = (Hole(document=False, nullable=False) for _ in range(3)
 _ORD, _WALL, _NOW = Hole(document=False, nullable=False), Hole(document=False, nullable=True), \
     Hole(document=False, nullable=False)
 _STREAM_HOLES: Final = (_BEFORE, _AFTER, _TS_MS, _TS_US, _TS_NS, _ORD, _WALL, _NOW)
+_UPDATED = Hole(document=True, nullable=False)
+"""An update's ``updatedFields`` (v2 RELAXED, the driver's default layout: ``fill_payload``'s ``relaxed`` bit)."""
+_UPDATE_HOLES: Final = (_BEFORE, _AFTER, _UPDATED, _TS_MS, _TS_US, _TS_NS, _ORD, _WALL, _NOW)
+_UPDATED_BIT: Final = 1 << _UPDATE_HOLES.index(_UPDATED)
 _MAX_TEMPLATES: Final = 10_000
 
 
 class StreamPayloads:
-    """The payloads of a task's change events outside sessions, without ``updateDescription``: per collection
-    and operation, the envelope (``source``'s ``snapshot`` written as its default, ``false``: such a payload is
-    ``defaults_written``) is cut once around the images, times and ``ord``, which ``_extjson.fill_payload``
-    writes in for each event."""
+    """The payloads of a task's change events outside sessions: per collection, operation and whether the event
+    is an update with an ``updateDescription`` (its ``updatedFields`` only: no removed fields or truncated
+    arrays), the envelope (``source``'s ``snapshot`` written as its default, ``false``: such a payload is
+    ``defaults_written``) is cut once around the images, the updated fields, times and ``ord``, which
+    ``_extjson.fill_payload`` writes in for each event."""
 
     def __init__(self, version: str, name: str, plus_exponent: bool) -> None:
         self._version = version
         self._name = name
         self._plus = plus_exponent
-        self._parts: dict[tuple[str, str, str], tuple[Schema, tuple[bytes, ...] | None]] = {}
+        self._parts: dict[tuple[str, str, str, bool], tuple[Schema, tuple[bytes, ...] | None]] = {}
 
     def write(self, schema: Schema, db: str, coll: str, op: str, before: Mapping[str, Any] | None,
-              after: Mapping[str, Any] | None, ts_ms: int, order: int, wall_ms: int, now: int) -> bytes | None:
+              after: Mapping[str, Any] | None, ts_ms: int, order: int, wall_ms: int, now: int,
+              updated: bytes | None = None) -> bytes | None:
         """The payload of an event of ``db.coll`` (``schema`` its envelope) with these images and times
-        (``wall_ms`` 0: no ``wallTime``); None where the envelope cannot be written ahead."""
-        known = self._parts.get((db, coll, op))
+        (``wall_ms`` 0: no ``wallTime``) and, for an update, the BSON of its ``updatedFields`` (``updated``);
+        None where the envelope cannot be written ahead."""
+        template = (db, coll, op, updated is not None)
+        known = self._parts.get(template)
         if known is None or known[0] is not schema:
-            known = (schema, self._cut(schema, db, coll, op))
+            known = (schema, self._cut(schema, db, coll, op, updated is not None))
             if len(self._parts) >= _MAX_TEMPLATES:
                 self._parts.clear()
-            self._parts[(db, coll, op)] = known
+            self._parts[template] = known
         parts = known[1]
         if parts is None:
             return None
-        return _extjson.fill_payload(
-            parts, (None if before is None else json_writer.raw_bson(before),
-                    None if after is None else json_writer.raw_bson(after),
-                    ts_ms, ts_ms * 1000, ts_ms * 1_000_000, order, wall_ms or None, now), self._plus)
+        before_raw = None if before is None else json_writer.raw_bson(before)
+        after_raw = None if after is None else json_writer.raw_bson(after)
+        if updated is None:
+            return _extjson.fill_payload(parts, (before_raw, after_raw, ts_ms, ts_ms * 1000, ts_ms * 1_000_000,
+                                                 order, wall_ms or None, now), self._plus)
+        return _extjson.fill_payload(parts, (before_raw, after_raw, updated, ts_ms, ts_ms * 1000, ts_ms * 1_000_000,
+                                             order, wall_ms or None, now), self._plus, _UPDATED_BIT)
 
-    def _cut(self, schema: Schema, db: str, coll: str, op: str) -> tuple[bytes, ...] | None:
+    def _cut(self, schema: Schema, db: str, coll: str, op: str, update: bool) -> tuple[bytes, ...] | None:
         source = {"version": self._version, "connector": "mongodb", "name": self._name, "ts_ms": _TS_MS, "db": db,
                   "ts_us": _TS_US, "ts_ns": _TS_NS, "collection": coll, "ord": _ORD, "wallTime": _WALL}
-        found = payload_parts(schema, {"before": _BEFORE, "after": _AFTER, "source": source, "op": op,
-                                       "ts_ms": _NOW}, defaults=True)
-        if found is None or found[1] != _STREAM_HOLES:
+        values: dict[str, Any] = {"before": _BEFORE, "after": _AFTER, "source": source, "op": op, "ts_ms": _NOW}
+        if update:  # removedFields and truncatedArrays: empty, so null (as Debezium leaves them)
+            values["updateDescription"] = {"removedFields": None, "updatedFields": _UPDATED, "truncatedArrays": None}
+        found = payload_parts(schema, values, defaults=True)
+        if found is None or found[1] != (_UPDATE_HOLES if update else _STREAM_HOLES):
             return None
         return found[0]
 

@@ -25,7 +25,7 @@ import orjson
 
 from connect.api.data import STRING, LazyStruct, Schema, Struct
 from connect.api.records import Header, SourceRecord
-from connectors.mongodb import extjson, json_writer
+from connectors.mongodb import _extjson, extjson, json_writer
 from connectors.mongodb.envelope_writer import MAX_TS_MS, SnapshotPayloads, StreamPayloads
 from connectors.mongodb.fields import FieldSelector
 from connectors.mongodb.naming import TopicNaming
@@ -39,7 +39,7 @@ from connectors.mongodb.schemas import (
     envelope_schema,
     key_schema,
 )
-from connectors.mongodb.streaming.raw_events import DocumentKey
+from connectors.mongodb.streaming.raw_events import DocumentKey, UpdateDescription
 
 __all__ = ["CONNECTOR_NAME", "OPERATIONS", "ChangeEventConverter"]
 
@@ -166,11 +166,19 @@ class ChangeEventConverter:
 
     def _written(self, event: Mapping[str, Any], op: str, db: str, coll: str, v_schema: Schema,
                  now: int) -> LazyStruct | None:
-        """The value of an event outside a session with no ``updateDescription`` as a LazyStruct whose payload
-        is written at once (:class:`.envelope_writer.StreamPayloads`); None where that does not apply."""
+        """The value of an event outside a session (an update's ``updateDescription`` with updated fields only,
+        as the stream decoded it) as a LazyStruct whose payload is written at once
+        (:class:`.envelope_writer.StreamPayloads`); None where that does not apply."""
         assert self._payloads is not None
-        if event.get("updateDescription") is not None:
-            return None
+        description = event.get("updateDescription")
+        updated: bytes | None = None
+        if description is not None:
+            if op != "u" or type(description) is not UpdateDescription or description.get("removedFields") \
+                    or description.get("truncatedArrays") or not isinstance(description.get("updatedFields"), dict):
+                return None
+            updated = _extjson.embedded(description.raw, "updatedFields")
+            if updated is None:
+                return None
         cluster_time = event.get("clusterTime")
         wall_ms = self._wall_ms(event.get("wallTime"))
         ts_ms = wall_ms if wall_ms else (cluster_time.time * 1000 if cluster_time is not None else 0)
@@ -179,7 +187,7 @@ class ChangeEventConverter:
             return None
         before = None if op == "c" else event.get("fullDocumentBeforeChange")
         after = None if op == "d" else event.get("fullDocument")
-        payload = self._payloads.write(v_schema, db, coll, op, before, after, ts_ms, order, wall_ms, now)
+        payload = self._payloads.write(v_schema, db, coll, op, before, after, ts_ms, order, wall_ms, now, updated)
         if payload is None:
             return None
         return LazyStruct(v_schema, payload, partial(self._values, event, op, db, coll, None, now, None),

@@ -26,12 +26,12 @@ fn run(raw: &[u8], flavour: Flavour, key: bool, plus_exponent: bool) -> PyResult
     }
 }
 
-/// The STRICT text of the document ``raw`` appended to ``out`` as a JSON string literal, quoted and escaped as
-/// Jackson writes it, in one pass (escaping the written text again cost a sixth of the whole).
-fn push_strict_quoted(out: &mut String, raw: &[u8], plus_exponent: bool) -> PyResult<()> {
+/// The text of the document ``raw`` (``flavour``) appended to ``out`` as a JSON string literal, quoted and escaped
+/// as Jackson writes it, in one pass (escaping the written text again cost a sixth of the whole).
+fn push_quoted(out: &mut String, raw: &[u8], flavour: Flavour, plus_exponent: bool) -> PyResult<()> {
     out.reserve(raw.len() + raw.len() / 2 + 16);
     out.push('"');
-    let mut w = Writer::new(Flavour::Strict, 0).plus_exponent(plus_exponent).quoted(true)
+    let mut w = Writer::new(flavour, 0).plus_exponent(plus_exponent).quoted(true)
         .appending_to(std::mem::take(out));
     match w.top_document(raw) {
         Ok(()) => {
@@ -43,11 +43,11 @@ fn push_strict_quoted(out: &mut String, raw: &[u8], plus_exponent: bool) -> PyRe
     }
 }
 
-fn strict_quoted_text(py: Python<'_>, out: &mut String, raw: &[u8], plus_exponent: bool) -> PyResult<()> {
+fn quoted_text(py: Python<'_>, out: &mut String, raw: &[u8], flavour: Flavour, plus_exponent: bool) -> PyResult<()> {
     if raw.len() >= RELEASE_GIL_BYTES {
-        py.allow_threads(|| push_strict_quoted(out, raw, plus_exponent))
+        py.allow_threads(|| push_quoted(out, raw, flavour, plus_exponent))
     } else {
-        push_strict_quoted(out, raw, plus_exponent)
+        push_quoted(out, raw, flavour, plus_exponent)
     }
 }
 
@@ -78,21 +78,23 @@ fn strict(py: Python<'_>, raw: &[u8], plus_exponent: bool) -> PyResult<String> {
 #[pyo3(signature = (raw, plus_exponent=false))]
 fn strict_quoted<'py>(py: Python<'py>, raw: &[u8], plus_exponent: bool) -> PyResult<Bound<'py, PyBytes>> {
     let mut out = String::new();
-    strict_quoted_text(py, &mut out, raw, plus_exponent)?;
+    quoted_text(py, &mut out, raw, Flavour::Strict, plus_exponent)?;
     Ok(PyBytes::new(py, out.as_bytes()))
 }
 
 /// A JsonConverter payload from its constant ``parts`` and the values of the ``holes`` between them
 /// (``parts[0] holes[0] parts[1] ... parts[n]``): None as ``null``, an int as its decimal text, bytes as the
-/// :func:`strict_quoted` text of the BSON document they hold. ``connectors/mongodb/envelope_writer.py`` cuts the
-/// parts out of the payload of a record's schema.
+/// :func:`strict_quoted` text of the BSON document they hold, or, for a hole whose bit is set in ``relaxed``
+/// (bit ``i`` for ``holes[i]``), its :func:`relaxed` text quoted the same way (``updatedFields``).
+/// ``connectors/mongodb/envelope_writer.py`` cuts the parts out of the payload of a record's schema.
 #[pyfunction]
-#[pyo3(signature = (parts, holes, plus_exponent=false))]
+#[pyo3(signature = (parts, holes, plus_exponent=false, relaxed=0))]
 fn fill_payload<'py>(
     py: Python<'py>,
     parts: &Bound<'py, PyTuple>,
     holes: &Bound<'py, PyTuple>,
     plus_exponent: bool,
+    relaxed: u64,
 ) -> PyResult<Bound<'py, PyBytes>> {
     if parts.len() != holes.len() + 1 {
         return Err(PyValueError::new_err("fill_payload: one more part than holes expected"));
@@ -113,7 +115,8 @@ fn fill_payload<'py>(
             jackson_text::push_int(&mut out, number.extract::<i64>()?);
         } else {
             let raw = hole.downcast::<PyBytes>()?;
-            strict_quoted_text(py, &mut out, raw.as_bytes(), plus_exponent)?;
+            let flavour = if index < 64 && relaxed >> index & 1 == 1 { Flavour::RelaxedDefault } else { Flavour::Strict };
+            quoted_text(py, &mut out, raw.as_bytes(), flavour, plus_exponent)?;
         }
     }
     Ok(PyBytes::new(py, out.as_bytes()))

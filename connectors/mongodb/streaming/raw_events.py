@@ -22,7 +22,7 @@ from pymongo.synchronous.change_stream import ClusterChangeStream
 
 from connectors.mongodb import _extjson
 
-__all__ = ["IMAGES", "Decoder", "DocumentKey", "RawEvent", "ResumeToken", "plain", "watch_raw"]
+__all__ = ["IMAGES", "Decoder", "DocumentKey", "RawEvent", "ResumeToken", "UpdateDescription", "plain", "watch_raw"]
 
 IMAGES = frozenset(("fullDocument", "fullDocumentBeforeChange"))
 """The event fields kept as RawBSONDocument."""
@@ -80,6 +80,14 @@ class DocumentKey(dict[str, Any]):
     raw: bytes
 
 
+class UpdateDescription(dict[str, Any]):
+    """An event's ``updateDescription`` as the :class:`Decoder` hands it out: the decoded document, carrying the
+    BSON bytes it was decoded from (``raw``), from which ``updatedFields`` is written."""
+
+    __slots__ = ("raw",)
+    raw: bytes
+
+
 class Decoder:
     """Turns the raw events of one stream into the connector's events (a dict; images left raw)."""
 
@@ -99,6 +107,10 @@ class Decoder:
             _keep_raw(event, "_id", ResumeToken, token)
         if key is not None:
             _keep_raw(event, "documentKey", DocumentKey, key)
+        if "updateDescription" in event:
+            description = _extjson.embedded(rest, "updateDescription")
+            if description is not None:
+                _keep_raw(event, "updateDescription", UpdateDescription, description)
         if full is not None:
             event["fullDocument"] = RawBSONDocument(full, self._raw)
         if before is not None:
@@ -112,7 +124,8 @@ class Decoder:
         return token
 
 
-def _keep_raw(event: dict[str, Any], name: str, kind: type[ResumeToken] | type[DocumentKey], raw: bytes) -> None:
+def _keep_raw(event: dict[str, Any], name: str,
+              kind: type[ResumeToken] | type[DocumentKey] | type[UpdateDescription], raw: bytes) -> None:
     """``event[name]``, the embedded document decoded from ``raw``, made a ``kind`` holding those bytes."""
     decoded = event.get(name)
     if type(decoded) is dict:

@@ -146,6 +146,8 @@ def _assert_same(raw: bytes) -> None:
     assert _extjson.strict(raw) == extjson.strict(decoded)
     # the STRICT text as a JSON string in one pass: what the reference writers make of the reference text
     assert _extjson.strict_quoted(raw) == dumps_reference(extjson.strict(decoded))
+    assert _extjson.fill_payload((b"[", b",", b"]"), (raw, raw), False, 0b10) == \
+        b"[" + dumps_reference(extjson.strict(decoded)) + b"," + dumps_reference(extjson.relaxed(decoded)) + b"]"
     assert _extjson.relaxed(raw) == extjson.relaxed(decoded)
     for value in decoded.values():
         key_raw = bson.encode({"_id": value}, codec_options=ENCODE)
