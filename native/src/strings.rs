@@ -2,6 +2,7 @@
 //! already quoted once more as a JSON string (``quoted``: what Jackson makes of it, for JsonConverter's bytes).
 
 use crate::escape_table::ESCAPED_BMP;
+use crate::jackson_text::skip_clean_words;
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -90,14 +91,7 @@ pub fn push_string(out: &mut String, text: &str, quoted: bool) {
     let mut clean_from = 0;
     let mut i = 0;
     while i < n {
-        while i + 8 <= n {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(&bytes[i..i + 8]);
-            if special(u64::from_le_bytes(word)) != 0 {
-                break;
-            }
-            i += 8;
-        }
+        i = skip_clean_words(bytes, i, special);
         if i >= n {
             break;
         }

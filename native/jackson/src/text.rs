@@ -15,6 +15,21 @@ pub fn special(word: u64) -> u64 {
     control | zero(word ^ (ONES * 0x22)) | zero(word ^ (ONES * 0x5C)) | zero((word & (ONES * 0xF0)) ^ (ONES * 0xF0))
 }
 
+/// The first position from ``i`` on of the 8-byte word of ``bytes`` where ``special`` finds a byte needing
+/// attention (or the start of the last, shorter word): the clean words in between are skipped whole.
+#[inline]
+pub fn skip_clean_words(bytes: &[u8], mut i: usize, special: impl Fn(u64) -> u64) -> usize {
+    while i + 8 <= bytes.len() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&bytes[i..i + 8]);
+        if special(u64::from_le_bytes(word)) != 0 {
+            break;
+        }
+        i += 8;
+    }
+    i
+}
+
 #[inline]
 fn is_special(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\' || b >= 0xF0
@@ -36,14 +51,7 @@ pub fn push_jackson_content(out: &mut String, text: &str) {
     let mut clean = 0;
     let mut i = 0;
     loop {
-        while i + 8 <= n {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(&bytes[i..i + 8]);
-            if special(u64::from_le_bytes(word)) != 0 {
-                break;
-            }
-            i += 8;
-        }
+        i = skip_clean_words(bytes, i, special);
         while i < n && !is_special(bytes[i]) {
             i += 1;
         }
