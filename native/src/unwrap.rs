@@ -13,7 +13,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 
-use crate::jackson_text::{push_int, push_jackson_string, special};
+use crate::jackson_text::{push_int, push_jackson_string, skip_clean_words, special};
 use crate::numbers::java_double;
 
 /// Err: not handled here (the caller takes the Python path).
@@ -187,15 +187,7 @@ impl<'a> Parser<'a> {
         self.pos += 1;
         let start = self.pos;
         let b = self.bytes;
-        let mut i = start;
-        while i + 8 <= b.len() {
-            let mut word = [0u8; 8];
-            word.copy_from_slice(&b[i..i + 8]);
-            if special(u64::from_le_bytes(word)) != 0 {
-                break;
-            }
-            i += 8;
-        }
+        let mut i = skip_clean_words(b, start, special);
         while i < b.len() && b[i] != b'"' && b[i] != b'\\' {
             if b[i] < 0x20 {
                 return Err(());
