@@ -17,8 +17,8 @@ from spark_jobs import schema as schemas
 from spark_jobs.decode import decode
 from spark_jobs.kafka_source import KafkaRange, read_range
 
-__all__ = ["SMALL_BATCH_RECORDS", "TABLE_FORMATS", "Batch", "MaterializeOptions", "Summary", "read_batch",
-           "session_conf", "small_batch_settings", "table_schema"]
+__all__ = ["CACHE", "PARQUET_WRITE", "SMALL_BATCH_RECORDS", "TABLE_FORMATS", "Batch", "MaterializeOptions", "Summary",
+           "read_batch", "session_conf", "small_batch_settings", "table_schema"]
 
 TABLE_FORMATS = ("delta", "parquet")
 # Up to this many records a batch's last position per key is broadcast (a row of ~60 bytes per key): beyond it
@@ -38,6 +38,18 @@ _INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.fact
 # value: decoding and caching 203,090 records took 16 % less JVM CPU without, 5 of 5 interleaved rounds
 # (benchmarks/results.md, 2026-11-28 19:36)
 _UNCOMPRESSED_CACHE = {"spark.sql.inMemoryColumnarStorage.compressed": "false"}
+# Every cache of a run keeps its columnar batches as objects (what ``DataFrame.cache()`` does): PySpark's
+# MEMORY_AND_DISK is the serialized level, which writes each batch through Java serialization when it is built
+# and reads it back through it at every scan (decoding and caching 508,090 records, then counting them, writing the
+# change log and finding the latest events from the cache: medians of 3 interleaved rounds 20.0 s of JVM CPU
+# against 21.6 s, lower in 2 of the 3; benchmarks/results.md 2026-11-29)
+CACHE = StorageLevel.MEMORY_AND_DISK_DESER
+# Parquet writes of a run: a column's dictionary is given up once it holds 16 KB instead of 1 MB. The documents'
+# text, the keys and the positions are all but unique: their dictionaries grew to 1 MB (hashing every value) before
+# Parquet fell back to plain pages; a column of few values still gets its dictionary. Writing the change log of
+# 500,000 events took 4.2 s of JVM CPU against 6.1 s, the new table of 91,910 documents 3.1 s against 3.9 s
+# (medians of 3 interleaved rounds; dictionaries off altogether: 4.9 s and 3.3 s; benchmarks/results.md 2026-11-29)
+PARQUET_WRITE = {"parquet.dictionary.page.size": "16384"}
 
 
 @dataclass(frozen=True)
@@ -136,7 +148,7 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
     started = time.monotonic()
     records = read_range(spark, options.bootstrap_servers, ranges, options.min_partitions, options.kafka_options)
     with session_conf(spark, _UNCOMPRESSED_CACHE):  # read when the cache's plan is made and its batches built
-        changes = decode(records, fmt).persist(StorageLevel.MEMORY_AND_DISK)
+        changes = decode(records, fmt).persist(CACHE)
         counts = changes.agg(
             F.count(F.lit(1)).alias("records"), F.count_if(F.col("reason").isNotNull()).alias("rejects"),
             F.count_if(F.col("reason").isNull() & F.col("tombstone")).alias("tombstones")).first()

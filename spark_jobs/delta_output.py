@@ -31,13 +31,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from delta.tables import DeltaTable
-from pyspark import StorageLevel
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from spark_jobs import schema as schemas
 from spark_jobs import tables
 from spark_jobs.batch import (
+    CACHE,
+    PARQUET_WRITE,
     Batch,
     MaterializeOptions,
     Summary,
@@ -186,8 +187,9 @@ def run(spark: SparkSession, options: MaterializeOptions) -> Summary:
 
 def _apply(spark: SparkSession, options: MaterializeOptions, output: DeltaOutput, plan: Plan,
            done: Done, *, recovering: bool) -> tuple[Summary, Done]:
-    """Apply one batch (a small one without code generation, see :func:`small_batch_settings`)."""
-    with small_batch_settings(spark, sum(r.end - r.start for r in plan.ranges)):
+    """Apply one batch (a small one without code generation, see :func:`small_batch_settings`; its Parquet files
+    written with :data:`PARQUET_WRITE`)."""
+    with small_batch_settings(spark, sum(r.end - r.start for r in plan.ranges)), session_conf(spark, PARQUET_WRITE):
         return _apply_batch(spark, options, output, plan, done, recovering=recovering)
 
 
@@ -206,7 +208,7 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
             _append_logs(spark, output, plan, batch)
             log.info("batch %s: change logs and rejects appended in %.1f s", plan.batch, time.monotonic() - step)
             latest = tables.latest_events(batch.changes, broadcast=batch.broadcast_positions) \
-                .persist(StorageLevel.MEMORY_AND_DISK)
+                .persist(CACHE)
             try:
                 for topic in batch.topics:
                     step = time.monotonic()
@@ -280,7 +282,7 @@ def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: st
                  stored: str | None) -> tuple[str, Change]:
     """Apply the batch to the latest-state table of ``topic``; returns the new parse schema (JSON) and how many
     rows the table gained (None when not known: the table was rewritten)."""
-    prepared = tables.merge_documents(latest).persist(StorageLevel.MEMORY_AND_DISK)
+    prepared = tables.merge_documents(latest).persist(CACHE)
     try:
         return _merge_prepared(spark, output, plan, topic, latest, prepared, stored)
     finally:
@@ -311,7 +313,7 @@ def _merge_prepared(spark: SparkSession, output: DeltaOutput, plan: Plan, topic:
         # from the first one's cache instead of computing their parse again
         conformed = source.select(*(schemas.conform(F.col(f"`{f.name}`"), source.schema[f.name].dataType,
                                                     f.dataType).alias(f.name) for f in current.schema.fields)) \
-            .persist(StorageLevel.MEMORY_AND_DISK)
+            .persist(CACHE)
         # a change older (by source position) than the stored row leaves it as it is: a later run reading a
         # partition that lagged never undoes a newer state
         newer = tables.applies(F.col("s._source_ts"), F.col("s._source_ord"), F.col("t._source_ts"),

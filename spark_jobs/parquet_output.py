@@ -6,13 +6,21 @@ from __future__ import annotations
 import logging
 import time
 
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from spark_jobs import tables
-from spark_jobs.batch import MaterializeOptions, Summary, read_batch, table_schema
+from spark_jobs.batch import (
+    CACHE,
+    PARQUET_WRITE,
+    Batch,
+    MaterializeOptions,
+    Summary,
+    read_batch,
+    session_conf,
+    table_schema,
+)
 from spark_jobs.kafka_source import offset_ranges
 from spark_jobs.store import OutputStore, State
 
@@ -39,22 +47,31 @@ def run(spark: SparkSession, options: MaterializeOptions) -> Summary:
         return Summary(state.batch, 0, 0, 0, 0, {}, time.monotonic() - started)
     batch = read_batch(spark, options, ranges, options.fmt)
     try:
-        changes = batch.changes
-        tables.rejects(changes, batch_number).write.parquet(str(store.work / "rejects"))
-        tables.change_log(changes).write.partitionBy("topic", "date").parquet(str(store.work / "changes"))
-        latest = tables.latest_events(changes, broadcast=batch.broadcast_positions) \
-            .persist(StorageLevel.MEMORY_AND_DISK)
-        new_schemas, rows = dict(state.schemas), {}
-        for topic in batch.topics:
-            parse_schema, count = _table(spark, store, topic, latest.where(F.col("topic") == topic),
-                                         state.schemas.get(topic), options.fmt)
-            new_schemas[topic], rows[topic] = parse_schema.json(), count
-        latest.unpersist()
+        with session_conf(spark, PARQUET_WRITE):  # its Parquet files written as the Delta tables' are
+            new_schemas, rows = _write(spark, store, options, batch, batch_number, state.schemas)
     finally:
         batch.release()
     store.commit(State(batch_number, offsets, new_schemas, options.fmt), list(batch.topics))
     log.info("batch %s committed to %s", batch_number, store.root)
     return batch.summary(batch_number, rows)
+
+
+def _write(spark: SparkSession, store: OutputStore, options: MaterializeOptions, batch: Batch, batch_number: int,
+           stored: dict[str, str]) -> tuple[dict[str, str], dict[str, int]]:
+    """Stage the batch's rejects, change log and tables; returns the parse schemas and the tables' row counts."""
+    changes = batch.changes
+    tables.rejects(changes, batch_number).write.parquet(str(store.work / "rejects"))
+    tables.change_log(changes).write.partitionBy("topic", "date").parquet(str(store.work / "changes"))
+    latest = tables.latest_events(changes, broadcast=batch.broadcast_positions).persist(CACHE)
+    new_schemas, rows = dict(stored), {}
+    try:
+        for topic in batch.topics:
+            parse_schema, count = _table(spark, store, topic, latest.where(F.col("topic") == topic),
+                                         stored.get(topic), options.fmt)
+            new_schemas[topic], rows[topic] = parse_schema.json(), count
+    finally:
+        latest.unpersist()
+    return new_schemas, rows
 
 
 def _table(spark: SparkSession, store: OutputStore, topic: str, latest: DataFrame,
