@@ -207,8 +207,12 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
             step = time.monotonic()
             _append_logs(spark, output, plan, batch)
             log.info("batch %s: change logs and rejects appended in %.1f s", plan.batch, time.monotonic() - step)
-            latest = tables.latest_events(batch.changes, broadcast=batch.broadcast_positions) \
-                .persist(CACHE)
+            # the deciding rows of every topic, cached once in the MERGE source's shape: a cache of the latest
+            # events and then one per topic in that shape built the documents' cache twice (with the hashed
+            # positions of tables.last_positions: the full run's latest events and parse schema step 5.5 s of JVM
+            # CPU against 7.9 s, medians of 3 interleaved full runs; benchmarks/results.md 2026-11-29)
+            latest = tables.merge_documents(
+                tables.latest_events(batch.changes, broadcast=batch.broadcast_positions)).persist(CACHE)
             try:
                 for topic in batch.topics:
                     step = time.monotonic()
@@ -278,22 +282,14 @@ def _append_logs(spark: SparkSession, output: DeltaOutput, plan: Plan, batch: Ba
 Change = tuple[str, int] | None  # ("new" | "merge", rows added to the table) when the write's metrics tell
 
 
-def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str, latest: Any,
+def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str, prepared: Any,
                  stored: str | None) -> tuple[str, Change]:
-    """Apply the batch to the latest-state table of ``topic``; returns the new parse schema (JSON) and how many
-    rows the table gained (None when not known: the table was rewritten)."""
-    prepared = tables.merge_documents(latest).persist(CACHE)
-    try:
-        return _merge_prepared(spark, output, plan, topic, latest, prepared, stored)
-    finally:
-        prepared.unpersist()
-
-
-def _merge_prepared(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str, latest: Any, prepared: Any,
-                    stored: str | None) -> tuple[str, Change]:
+    """Apply the batch to the latest-state table of ``topic`` from its deciding rows in
+    :func:`tables.merge_documents`' shape; returns the new parse schema (JSON) and how many rows the table gained
+    (None when not known: the table was rewritten)."""
     documents = prepared.where(F.col("op") != "d")
     step = time.monotonic()
-    merged, _ = table_schema(spark, documents, latest, stored, plan.fmt)
+    merged, _ = table_schema(spark, documents, prepared, stored, plan.fmt)
     log.info("batch %s: table %s: latest events and parse schema in %.1f s", plan.batch, topic,
              time.monotonic() - step)
     path = output.table(topic)
@@ -331,6 +327,6 @@ def _merge_prepared(spark: SparkSession, output: DeltaOutput, plan: Plan, topic:
     else:  # a column's type widened: every kept row is typed again from its Extended JSON
         log.info("table %s: column types widened, rewriting it", topic)
         kept = tables.materialized(tables.as_documents(current), merged)
-        table = tables.merge_tables(kept, latest, tables.materialized(documents, merged))
+        table = tables.merge_tables(kept, prepared, tables.materialized(documents, merged))
         table.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(path)
     return merged.json(), None
