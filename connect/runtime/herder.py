@@ -245,6 +245,9 @@ class Herder:
             if name not in self.config_store.snapshot().connector_configs:
                 raise NotFoundError(f"Connector {name} not found")
             self.config_store.remove_connector_config(name)
+            # reads are served from the herder's snapshot: taken again now, as after a put (Connect's herder applies
+            # the config topic's updates before the next request), so a GET after the DELETE no longer lists it
+            self.reconciler.refresh_snapshot()
             log.info("[%s] Connector deleted", name)
         return self.submit(delete)
 

@@ -180,6 +180,18 @@ def test_stop_keeps_offsets_and_delete_forgets_the_connector(plane: ControlPlane
         plane.result(plane.herder.delete_connector("files"))
 
 
+def test_a_deleted_connector_is_gone_from_reads_when_the_delete_returns(plane: ControlPlane, tmp_path: Path) -> None:
+    source = tmp_path / "in.txt"
+    source.write_text("a\n")
+    plane.create("files", source, "lines")
+    plane.create("more", source, "lines")
+    _wait(lambda: plane.states("more")[0] == "RUNNING", "the second connector running")
+    plane.result(plane.herder.delete_connector("more"))
+    assert plane.herder.connectors() == ["files"]  # as Connect answers a GET right after the DELETE
+    with pytest.raises(NotFoundError):
+        plane.herder.connector_info("more")
+
+
 def test_restart_task_and_connector(plane: ControlPlane, tmp_path: Path) -> None:
     source = tmp_path / "in.txt"
     source.write_text("a\n")
