@@ -8,10 +8,14 @@ for one update with its ``updateDescription``):
 * ``python writer, decoded event``: the event fully decoded by pymongo, Extended JSON by the pure-Python
   ``extjson`` (the connector before the compiled writer);
 * ``native writer, decoded event``: the same decoding, Extended JSON by ``_extjson`` over pymongo's re-encoding;
-* ``native writer, raw images``: the event read as the connector reads it now (``raw_events.Decoder``: images stay
-  RawBSONDocument), Extended JSON by ``_extjson`` from the images' bytes.
+* ``native writer, raw images``: the event read with its images left raw (``raw_events.Decoder.event``: images stay
+  RawBSONDocument), Extended JSON by ``_extjson`` from the images' bytes;
+* ``scanned event, payload written ahead``: a plain data event as the connector reads it now when its values go
+  to a JsonConverter (``Decoder.read`` with ``scan`` on: read in one pass by ``_extjson.scan_event``, never
+  decoded; the value's payload written by ``fill_payload``).
 
-Then the task thread's whole per-event work without I/O (``+ worker send path``): the raw-images way, then
+Then the task thread's whole per-event work without I/O (``+ worker send path``): the raw-images way (and the
+scanned way), then
 ``WorkerSourceTask._send`` as the worker runs it (JsonConverter for key and value with schemas, the extended
 headers, offset tracking) into a producer that acknowledges at once, so the acknowledgement's work is counted too.
 
@@ -94,7 +98,22 @@ def ways() -> dict[str, Callable[[bytes], Any]]:
         return conv.to_records(decoder.event(RawBSONDocument(raw, RAW)))
 
     return {"python writer, decoded event": python_writer, "native writer, decoded event": native_decoded,
-            "native writer, raw images": native_raw}
+            "native writer, raw images": native_raw, "scanned event, payload written ahead": scanned()}
+
+
+def scanned() -> Callable[[bytes], Any]:
+    """The event read as the connector reads a plain data event now (``Decoder.read`` with ``scan`` on: never
+    decoded), its value's payload written ahead for a JsonConverter (``scanned_records``)."""
+    conv = ChangeEventConverter(topic_prefix="bench", run_id="run", clock_ms=lambda: 1_800_000_000_000,
+                                written_payloads=True)
+    decoder = Decoder(DECODED)
+    decoder.scan(conv.plus_exponent)
+
+    def work(raw: bytes) -> Any:
+        event = decoder.read(RawBSONDocument(raw, RAW))
+        return conv.scanned_records(event, decoder.decode) if isinstance(event, tuple) else conv.to_records(event)
+
+    return work
 
 
 class _NoTask(SourceTask):
@@ -138,10 +157,12 @@ class _AckingProducer:
         """Nothing to release."""
 
 
-def send_path() -> Callable[[bytes], Any]:
-    """The raw-images way followed by the worker's send path (converters, offsets, acknowledgement)."""
+def send_path(convert: Callable[[bytes], Any] | None = None) -> Callable[[bytes], Any]:
+    """The raw-images way (or ``convert``) followed by the worker's send path (converters, offsets,
+    acknowledgement)."""
     conv = ChangeEventConverter(topic_prefix="bench", run_id="run", clock_ms=lambda: 1_800_000_000_000)
     decoder = Decoder(DECODED)
+    records_of = convert or (lambda raw: conv.to_records(decoder.event(RawBSONDocument(raw, RAW))))
     key, value = JsonConverter(), JsonConverter()
     key.configure({}, True)
     value.configure({}, False)
@@ -151,7 +172,7 @@ def send_path() -> Callable[[bytes], Any]:
                               flush_timeout_ms=1000)
 
     def work(raw: bytes) -> Any:
-        records = conv.to_records(decoder.event(RawBSONDocument(raw, RAW)))
+        records = records_of(raw)
         runner._send(records)
         runner._submitted.committable()
         return records
@@ -186,6 +207,7 @@ def main() -> None:
     assert len(same) == 1, "the three ways must make the same record"
     cases: dict[str, tuple[Callable[[Any], Any], list[Any]]] = {n: (w, batch) for n, w in ways().items()}
     cases["native writer, raw images + worker send path"] = (send_path(), batch)
+    cases["scanned event + worker send path"] = (send_path(scanned()), batch)
     cases.update(writers(batch))
     samples: dict[str, list[float]] = {name: [] for name in cases}
     for _ in range(args.rounds):  # interleaved: the machine's drift hits every case alike

@@ -165,6 +165,13 @@ class StreamPayloads:
         """The payload of an event of ``db.coll`` (``schema`` its envelope) with these images and times
         (``wall_ms`` 0: no ``wallTime``) and, for an update, the BSON of its ``updatedFields`` (``updated``);
         None where the envelope cannot be written ahead."""
+        before_raw = None if before is None else json_writer.raw_bson(before)
+        after_raw = None if after is None else json_writer.raw_bson(after)
+        return self.write_raw(schema, db, coll, op, before_raw, after_raw, ts_ms, order, wall_ms, now, updated)
+
+    def write_raw(self, schema: Schema, db: str, coll: str, op: str, before: bytes | None, after: bytes | None,
+                  ts_ms: int, order: int, wall_ms: int, now: int, updated: bytes | None = None) -> bytes | None:
+        """:meth:`write` with the images' BSON."""
         template = (db, coll, op, updated is not None)
         known = self._parts.get(template)
         if known is None or known[0] is not schema:
@@ -175,12 +182,10 @@ class StreamPayloads:
         parts = known[1]
         if parts is None:
             return None
-        before_raw = None if before is None else json_writer.raw_bson(before)
-        after_raw = None if after is None else json_writer.raw_bson(after)
         if updated is None:
-            return _extjson.fill_payload(parts, (before_raw, after_raw, ts_ms, ts_ms * 1000, ts_ms * 1_000_000,
+            return _extjson.fill_payload(parts, (before, after, ts_ms, ts_ms * 1000, ts_ms * 1_000_000,
                                                  order, wall_ms or None, now), self._plus)
-        return _extjson.fill_payload(parts, (before_raw, after_raw, updated, ts_ms, ts_ms * 1000, ts_ms * 1_000_000,
+        return _extjson.fill_payload(parts, (before, after, updated, ts_ms, ts_ms * 1000, ts_ms * 1_000_000,
                                              order, wall_ms or None, now), self._plus, _UPDATED_BIT)
 
     def _cut(self, schema: Schema, db: str, coll: str, op: str, update: bool) -> tuple[bytes, ...] | None:

@@ -39,7 +39,7 @@ from connectors.mongodb.schemas import (
     envelope_schema,
     key_schema,
 )
-from connectors.mongodb.streaming.raw_events import DocumentKey, UpdateDescription
+from connectors.mongodb.streaming.raw_events import DocumentKey, Scanned, UpdateDescription
 
 __all__ = ["CONNECTOR_NAME", "OPERATIONS", "ChangeEventConverter"]
 
@@ -152,6 +152,46 @@ class ChangeEventConverter:
             return [record]
         tombstone = SourceRecord(partition, offset, topic, None, k_schema, key, None, None, None, self._headers)
         return [record, tombstone]
+
+    @property
+    def plus_exponent(self) -> bool:
+        """Whether doubles are written with ``E+`` (the release's Java driver)."""
+        return self._plus
+
+    @property
+    def writes_payloads(self) -> bool:
+        """Whether values are written ahead for a JsonConverter (``written_payloads``)."""
+        return self._payloads is not None
+
+    def scanned_records(self, scanned: Scanned, decode: Callable[[bytes], dict[str, Any]]) -> list[SourceRecord] | None:
+        """The records of a data event outside any session read by ``_extjson.scan_event`` (never decoded: the
+        value's payload written at once, its values built from ``decode(raw)`` only if something reads them), the
+        same as :meth:`to_records` makes of the decoded event; None where the payload cannot be written ahead (the
+        caller then decodes the event)."""
+        op, db, coll, token, key_id, full, before, updated, sec, order, wall_ms, raw = scanned
+        payloads = self._payloads
+        ts_ms = wall_ms if wall_ms else sec * 1000
+        if payloads is None or not (0 <= order < 2**31 and 0 <= ts_ms < MAX_TS_MS):
+            return None
+        topic, k_schema, v_schema = self._names(db, coll)
+        now = self._clock_ms()
+        payload = payloads.write_raw(v_schema, db, coll, op, None if op == "c" else before,
+                                     None if op == "d" else full, ts_ms, order, wall_ms, now, updated)
+        if payload is None:
+            return None
+        value = LazyStruct(v_schema, payload, partial(self._decoded_values, decode, raw, op, db, coll, now),
+                           defaults_written=True)
+        key = None if key_id is None else _struct(k_schema, {"id": key_id})
+        partition = self._partition
+        offset = {"sec": sec, "ord": order, "resume_token": token}
+        record = SourceRecord(partition, offset, topic, None, k_schema, key, v_schema, value, None, self._headers)
+        if op != "d" or not self._tombstones:
+            return [record]
+        return [record, SourceRecord(partition, offset, topic, None, k_schema, key, None, None, None, self._headers)]
+
+    def _decoded_values(self, decode: Callable[[bytes], dict[str, Any]], raw: bytes, op: str, db: str, coll: str,
+                        now: int) -> dict[str, Any]:
+        return self._values(decode(raw), op, db, coll, None, now, None)
 
     def _values(self, event: Mapping[str, Any], op: str, db: str, coll: str, session: tuple[str, int] | None,
                 now: int, transaction: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 //! document is never decoded into Python objects. ``connectors/mongodb/extjson.py`` is the reference: for the
 //! BSON pymongo decodes with the connector's codec options the output is the same text, byte for byte.
 
+mod event;
 mod numbers;
 mod strings;
 mod escape_table;
@@ -13,7 +14,7 @@ mod jackson_text;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyInt, PyTuple};
+use pyo3::types::{PyBytes, PyInt, PyString, PyTuple};
 
 use writer::{Flavour, Writer};
 
@@ -184,6 +185,45 @@ fn split_event<'py>(
     Ok((bytes(&split.rest), split.full.map(bytes), split.before.map(bytes), split.id.map(bytes), split.key.map(bytes)))
 }
 
+/// A change event read in one pass when it is a plain data event (:mod:`event`): (op, db, coll, resume token as
+/// the offset's Base64, the record key's ``id`` text or None without a ``documentKey``, fullDocument,
+/// fullDocumentBeforeChange, updatedFields, clusterTime seconds, clusterTime increment, wallTime milliseconds or 0,
+/// ``raw`` itself); None for any other event (the decoding path then reads it, and words any error).
+#[pyfunction]
+#[pyo3(signature = (raw, plus_exponent=false))]
+fn scan_event<'py>(py: Python<'py>, raw: &Bound<'py, PyBytes>, plus_exponent: bool) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    let Some(event) = event::scan(raw.as_bytes()) else {
+        return Ok(None);
+    };
+    let key = match event.key {
+        None => None,
+        Some(key) => {
+            let mut w = Writer::new(Flavour::RelaxedCompact, 64).plus_exponent(plus_exponent);
+            match w.named_value(key, "_id") {
+                Ok(true) => Some(w.finish()),
+                Ok(false) => Some("null".to_owned()),
+                Err(_) => return Ok(None),
+            }
+        }
+    };
+    let bytes = |b: &[u8]| PyBytes::new(py, b);
+    let items: [PyObject; 12] = [
+        PyString::intern(py, event.op).into_any().unbind(),
+        PyString::new(py, event.db).into_any().unbind(),
+        PyString::new(py, event.coll).into_any().unbind(),
+        PyString::new(py, &event::base64(event.token)).into_any().unbind(),
+        key.into_pyobject(py)?.into_any().unbind(),
+        event.full.map(bytes).into_pyobject(py)?.into_any().unbind(),
+        event.before.map(bytes).into_pyobject(py)?.into_any().unbind(),
+        event.updated.map(bytes).into_pyobject(py)?.into_any().unbind(),
+        event.sec.into_pyobject(py)?.into_any().unbind(),
+        event.inc.into_pyobject(py)?.into_any().unbind(),
+        event.wall_ms.into_pyobject(py)?.into_any().unbind(),
+        raw.clone().into_any().unbind(),
+    ];
+    Ok(Some(PyTuple::new(py, items)?))
+}
+
 /// The documents of a raw batch (BSON documents one after the other, as ``find_raw_batches`` hands them out),
 /// each as its own bytes.
 #[pyfunction]
@@ -230,6 +270,7 @@ fn _extjson(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(relaxed_key, m)?)?;
     m.add_function(wrap_pyfunction!(split_images, m)?)?;
     m.add_function(wrap_pyfunction!(split_event, m)?)?;
+    m.add_function(wrap_pyfunction!(scan_event, m)?)?;
     m.add_function(wrap_pyfunction!(relaxed_id, m)?)?;
     m.add_function(wrap_pyfunction!(embedded, m)?)?;
     m.add_function(wrap_pyfunction!(split_documents, m)?)?;

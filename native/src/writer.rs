@@ -39,7 +39,7 @@ fn i32_at(data: &[u8], pos: usize) -> R<i32> {
     Ok(i32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
 }
 
-fn u64_at(data: &[u8], pos: usize) -> R<u64> {
+pub(crate) fn u64_at(data: &[u8], pos: usize) -> R<u64> {
     let bytes = data.get(pos..pos + 8).ok_or("truncated")?;
     let mut word = [0u8; 8];
     word.copy_from_slice(bytes);
@@ -55,7 +55,7 @@ fn cstring(data: &[u8], pos: usize) -> R<(&str, usize)> {
 }
 
 /// A BSON string value (int32 length including the NUL, bytes, NUL).
-fn string_value(value: &[u8]) -> R<&str> {
+pub(crate) fn string_value(value: &[u8]) -> R<&str> {
     let len = i32_at(value, 0)?;
     if len < 1 || value.len() < 4 + len as usize || value[3 + len as usize] != 0 {
         return Err("bad string length");
@@ -64,21 +64,21 @@ fn string_value(value: &[u8]) -> R<&str> {
 }
 
 /// One element of a document: its type, name and value bytes.
-struct Element<'a> {
-    tag: u8,
-    name: &'a str,
-    value: &'a [u8],
+pub(crate) struct Element<'a> {
+    pub tag: u8,
+    pub name: &'a str,
+    pub value: &'a [u8],
 }
 
 /// The elements of one document (the whole document's bytes, length prefix and trailing NUL included).
-struct Elements<'a> {
+pub(crate) struct Elements<'a> {
     data: &'a [u8],
     pos: usize,
     end: usize,
 }
 
 impl<'a> Elements<'a> {
-    fn new(doc: &'a [u8]) -> R<Self> {
+    pub(crate) fn new(doc: &'a [u8]) -> R<Self> {
         let len = i32_at(doc, 0)?;
         if len < 5 || len as usize > doc.len() || doc[len as usize - 1] != 0 {
             return Err("bad document length");

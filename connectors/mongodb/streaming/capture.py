@@ -24,12 +24,12 @@ from connectors.mongodb.config import CaptureMode, CaptureScope, CollectionFilte
 from connectors.mongodb.connection import Fault, classify
 from connectors.mongodb.event_converter import OPERATIONS, ChangeEventConverter
 from connectors.mongodb.fields import FieldSelector
-from connectors.mongodb.position import Position, session_txn
+from connectors.mongodb.position import Position, decode_resume_token, session_txn
 from connectors.mongodb.streaming.fetcher import POSITION, ChangeStreamFetcher
 from connectors.mongodb.streaming.heartbeat import Heartbeat
 from connectors.mongodb.streaming.metrics import StreamingMetrics
 from connectors.mongodb.streaming.pipeline import FragmentMerger, build_pipeline
-from connectors.mongodb.streaming.raw_events import Decoder, watch_raw
+from connectors.mongodb.streaming.raw_events import Decoder, Scanned, watch_raw
 from connectors.mongodb.streaming.signal_dispatch import SignalDispatcher
 from connectors.mongodb.streaming.transactions import TransactionMonitor, transaction_id
 
@@ -81,7 +81,11 @@ class StreamCapture:
                              if config.capture.transaction_metadata else None)
         self.heartbeat = Heartbeat(config.heartbeat_interval_ms, config.topic_prefix, naming.heartbeat_topic,
                                    self.partition)
-        self.resume_token: dict[str, Any] | None = None
+        self._resume_token: dict[str, Any] | None = None
+        # the position after the last event when it was a scanned one: (sec, ord, resume token in the offset's
+        # form); its token document is decoded only if asked for (resume_token)
+        self._scanned: tuple[int, int, str] | None = None
+        self._decoder: Decoder | None = None
         self.start_at: Timestamp | None = None
         self._last_event: dict[str, Any] | None = None
         self._last_offset: dict[str, Any] | None = None
@@ -95,6 +99,17 @@ class StreamCapture:
         self.signal_collection: str | None = None  # always captured: its inserts are signals and watermarks
 
     # -- position ----------------------------------------------------------------------------------------------
+    @property
+    def resume_token(self) -> dict[str, Any] | None:
+        """The change stream's resume token after the last event taken (or the idle cursor's); None before any."""
+        if self._scanned is not None and self._resume_token is None:
+            self._resume_token = decode_resume_token(self._scanned[2])
+        return self._resume_token
+
+    @resume_token.setter
+    def resume_token(self, token: dict[str, Any] | None) -> None:
+        self._resume_token, self._scanned = token, None
+
     def restore(self, stored: Mapping[str, Any] | None) -> None:
         """Start from a stored offset (token first, then its time), or ``capture.start.op.time``."""
         position = Position.from_offset(stored) if stored else None
@@ -111,6 +126,9 @@ class StreamCapture:
         if self._last_event is not None:
             offset = Position.from_event(self._last_event).to_offset()
             return self.transactions.offset(offset) if self.transactions is not None else offset
+        if self._scanned is not None:  # only without transaction metadata: Position.from_event's offset
+            sec, order, token = self._scanned
+            return {"sec": sec, "ord": order, "resume_token": token}
         if self.resume_token is None:
             return None
         return Position.at_token(self.resume_token).to_offset()
@@ -154,7 +172,15 @@ class StreamCapture:
             options["resume_after"] = self.resume_token
         elif self.start_at is not None:
             options["start_at_operation_time"] = self.start_at
-        return watch_raw(watch_target(self.client, self.config), build_pipeline(self.config.capture), **options)
+        stream, decoder = watch_raw(watch_target(self.client, self.config), build_pipeline(self.config.capture),
+                                    **options)
+        # plain data events skip decoding where nothing but their record needs them (no signals, transaction
+        # metadata or field excludes/renames, values written ahead for a JsonConverter)
+        if self.signals is None and self.transactions is None and not self.fields.active \
+                and self.events.writes_payloads:
+            decoder.scan(self.events.plus_exponent)
+        self._decoder = decoder
+        return stream, decoder
 
     def queued(self) -> int:
         """Events read ahead and not taken yet."""
@@ -183,6 +209,9 @@ class StreamCapture:
             self.metrics.poll(False, took_ms)
         try:
             for event in events:
+                if isinstance(event, tuple):
+                    self._take_scanned(event, records)
+                    continue
                 if POSITION in event:
                     if not self._merger.pending:
                         self.resume_token, self._last_event = event[POSITION], None
@@ -204,6 +233,34 @@ class StreamCapture:
             if self.signals is not None:
                 self.signals.stamp(records, len(records) - 1)
         return records
+
+    def _take_scanned(self, scanned: Scanned, records: list[SourceRecord]) -> None:
+        """:meth:`_record` of a scanned data event (the decoder scans only where signals, transaction metadata and
+        field selection are off): its records made from the scanned fields, else from the decoded event."""
+        assert self._decoder is not None
+        if self._merger.pending or self.signals is not None:  # inside a split event, or signals came after all
+            whole = self._merger.add(self._decoder.decode(scanned[-1]))
+            if whole is not None:
+                self._emit(whole, records)
+            return
+        op, db, coll, token = scanned[0], scanned[1], scanned[2], scanned[3]
+        self._last_event, self._resume_token, self._scanned = None, None, (scanned[8], scanned[9], token)
+        if op in self.skipped or not self.captured(db, coll):  # the signal collection: only with signals
+            self.metrics.count("NumberOfEventsFiltered")
+            return
+        try:
+            converted = self.events.scanned_records(scanned, self._decoder.decode)
+        except Exception:  # the decoding path converts it again and deals with the failure
+            log.debug("[%s] A scanned event is converted again from its decoded form", self.label, exc_info=True)
+            converted = None
+        if converted is None:
+            self._record(self._decoder.decode(scanned[-1]), records)
+            return
+        records.extend(converted)
+        self._ops.append(op)
+        self._stamps.append(scanned[10] or scanned[8] * 1000)
+        if self._namespaces is not None:
+            self._namespaces.append(f"{db}.{coll}")
 
     def _emit(self, event: dict[str, Any], records: list[SourceRecord]) -> None:
         start = len(records)

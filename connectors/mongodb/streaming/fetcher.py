@@ -7,7 +7,7 @@ hand-off per event cost more than decoding the event. A stream read as raw BSON 
 only runs getMores and hands each batch over as read (~4 us of its CPU per event instead of ~13), so the next
 getMore leaves as soon as a batch arrives: the server idles between a reply and the next request. The decoding is
 the same CPU on the task's thread (benchmarks/results.md). Events leave as dicts whose document images are still
-raw.
+raw, or, for a decoder that scans, plain data events as their scanned fields (``raw_events.Scanned``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import bson
 from pymongo.errors import InvalidOperation, PyMongoError
 
 from connect.api.errors import ConnectError
-from connectors.mongodb.streaming.raw_events import Decoder
+from connectors.mongodb.streaming.raw_events import Decoder, Scanned
 
 log = logging.getLogger(__name__)
 
@@ -177,14 +177,14 @@ class ChangeStreamFetcher:
             except queue.Full:
                 continue
 
-    def take(self, max_items: int, timeout: float) -> list[dict[str, Any]]:
+    def take(self, max_items: int, timeout: float) -> list[dict[str, Any] | Scanned]:
         """Up to ``max_items`` events, waiting at most ``timeout`` seconds for the first one.
 
         Raises the stream's error once every event read before it has been taken.
         """
         if not self._pending and not self._fill(timeout):
             return []
-        events: list[dict[str, Any]] = []
+        events: list[dict[str, Any] | Scanned] = []
         while len(events) < max_items:
             if not self._pending and not self._fill(None):
                 break
@@ -229,14 +229,15 @@ class ChangeStreamFetcher:
     def _decode_into_pending(self, events: list[Any]) -> None:
         """The raw events (and the reader's position markers, already dicts) decoded into the pending events; a
         failure ends them: the events before it are taken, then the failure is raised (as the reader's own)."""
-        decode, pending = self._decoder.event, self._pending  # type: ignore[union-attr]
+        decode, pending = self._decoder.read, self._pending  # type: ignore[union-attr]
         for raw in events:
             if type(raw) is dict:
                 pending.append(raw)
                 continue
             try:
                 event = decode(raw)
-                if "_id" not in event:  # what pymongo's try_next checks of every event
+                if type(event) is dict and "_id" not in event:  # what pymongo's try_next checks of every event
+                    # (a scanned event, a tuple, has a resume token: the scan asks for one)
                     raise InvalidOperation("Cannot provide resume functionality when the resume token is missing.")
             except PyMongoError as exc:
                 self._failed_at(exc)

@@ -22,7 +22,8 @@ from pymongo.synchronous.change_stream import ClusterChangeStream
 
 from connectors.mongodb import _extjson
 
-__all__ = ["IMAGES", "Decoder", "DocumentKey", "RawEvent", "ResumeToken", "UpdateDescription", "plain", "watch_raw"]
+__all__ = ["IMAGES", "Decoder", "DocumentKey", "RawEvent", "ResumeToken", "Scanned", "UpdateDescription", "plain",
+           "watch_raw"]
 
 IMAGES = frozenset(("fullDocument", "fullDocumentBeforeChange"))
 """The event fields kept as RawBSONDocument."""
@@ -88,12 +89,34 @@ class UpdateDescription(dict[str, Any]):
     raw: bytes
 
 
+Scanned = tuple[str, str, str, str, str | None, bytes | None, bytes | None, bytes | None, int, int, int, bytes]
+"""A plain data event as ``_extjson.scan_event`` reads it: (op, db, coll, resume token in the offset's Base64, the
+record key's ``id`` text or None, fullDocument, fullDocumentBeforeChange, updatedFields, clusterTime seconds and
+increment, wallTime milliseconds or 0, the event's BSON)."""
+
+
 class Decoder:
-    """Turns the raw events of one stream into the connector's events (a dict; images left raw)."""
+    """Turns the raw events of one stream into the connector's events (a dict; images left raw); once :meth:`scan`
+    is on, :meth:`read` hands out a plain data event as its :data:`Scanned` fields instead."""
 
     def __init__(self, options: CodecOptions[Any]) -> None:
         self._options: CodecOptions[dict[str, Any]] = options.with_options(document_class=dict)
         self._raw: CodecOptions[RawBSONDocument] = options.with_options(document_class=RawBSONDocument)
+        self._scan: bool | None = None
+
+    def scan(self, plus_exponent: bool | None) -> None:
+        """From now on hand out plain data events read by ``_extjson.scan_event`` (``plus_exponent``: the record
+        key's doubles with ``E+``); None turns it off."""
+        self._scan = plus_exponent
+
+    def read(self, raw: Mapping[str, Any]) -> dict[str, Any] | Scanned:
+        """:meth:`event`, or with :meth:`scan` on, a plain data event read in one pass instead."""
+        if self._scan is not None and isinstance(raw, RawBSONDocument):
+            data = raw.raw
+            scanned: Scanned | None = _extjson.scan_event(data if type(data) is bytes else bytes(data), self._scan)
+            if scanned is not None:
+                return scanned
+        return self.event(raw)
 
     def event(self, raw: Mapping[str, Any]) -> dict[str, Any]:
         """The event ``raw`` with every field but the images decoded (the images are cut out of its bytes by the
@@ -101,7 +124,11 @@ class Decoder:
         if not isinstance(raw, RawBSONDocument):
             return dict(raw)
         data = raw.raw
-        rest, full, before, token, key = _extjson.split_event(data if type(data) is bytes else bytes(data))
+        return self.decode(data if type(data) is bytes else bytes(data))
+
+    def decode(self, data: bytes) -> dict[str, Any]:
+        """The event whose BSON is ``data``, decoded (images left raw)."""
+        rest, full, before, token, key = _extjson.split_event(data)
         event: dict[str, Any] = bson.decode(rest, codec_options=self._options)
         if token is not None:
             _keep_raw(event, "_id", ResumeToken, token)

@@ -64,8 +64,8 @@ class _Stream:
         pass
 
 
-def _take_all(fetcher: ChangeStreamFetcher, count: int) -> list[dict[str, Any]]:
-    taken: list[dict[str, Any]] = []
+def _take_all(fetcher: ChangeStreamFetcher, count: int) -> list[Any]:
+    taken: list[Any] = []
     deadline = time.monotonic() + 10
     while len([e for e in taken if POSITION not in e]) < count:
         assert time.monotonic() < deadline, "events not read"
@@ -110,7 +110,7 @@ def test_stop_wakes_a_task_waiting_for_events() -> None:
     """The task waits for events with a timeout (the poll's); a stop from another thread (the herder's, when the
     connector is deleted) ends that wait instead of leaving the herder waiting for it."""
     fetcher = ChangeStreamFetcher.open(lambda: (_Stream([]), Decoder(CodecOptions())), 8192, "t")
-    taken: list[list[dict[str, Any]]] = []
+    taken: list[list[Any]] = []
     taker = threading.Thread(target=lambda: taken.append(fetcher.take(50, 120)))
     taker.start()
     fetcher.stop()
