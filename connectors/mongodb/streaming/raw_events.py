@@ -56,6 +56,21 @@ class RawEvent(RawBSONDocument):
 
     __slots__ = ()
 
+    if {"_RawBSONDocument__raw", "_RawBSONDocument__inflated_doc", "_RawBSONDocument__codec_options"} \
+            <= set(vars(RawBSONDocument)):  # the base class's slots, as pymongo 4 names them
+
+        def __init__(self, bson_bytes: bytes, codec_options: CodecOptions[Any] | None = None) -> None:
+            """RawBSONDocument's ``__init__`` without its checks (the options' document class, the length that
+            pymongo's decoder has just used to cut this event out of its reply): on the reader thread, decoding a
+            getMore's 2,000 events cost 1.2 us per event, 0.55 without them. A malformed event still fails where
+            it is read (``_extjson``)."""
+            if codec_options is None:
+                super().__init__(bson_bytes)
+                return
+            self._RawBSONDocument__raw = bson_bytes
+            self._RawBSONDocument__inflated_doc = None
+            self._RawBSONDocument__codec_options = codec_options
+
     def __getitem__(self, item: str) -> Any:
         if item == "_id":
             token = _extjson.embedded(self.raw if type(self.raw) is bytes else bytes(self.raw), "_id")

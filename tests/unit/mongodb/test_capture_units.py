@@ -199,3 +199,21 @@ def test_raw_event_reads_its_resume_token_from_the_bytes() -> None:
     assert event["operationType"] == "insert" and event["ns"]["coll"] == "c"
     assert RawEvent(bson.encode({"_id": 5}), options)["_id"] == 5  # not a document: RawBSONDocument's own path
     assert Decoder(options).event(event)["ns"] == {"db": "d", "coll": "c"}
+
+
+def test_raw_events_made_by_pymongos_decoder_are_raw_documents_as_its_base_makes_them() -> None:
+    """RawEvent sets RawBSONDocument's slots itself (without its checks): pymongo still names them as RawEvent
+    expects, and the events read as the base class's do."""
+    assert "__init__" in vars(RawEvent), "RawBSONDocument's slots were renamed: RawEvent's own __init__ is off"
+    options: CodecOptions[Any] = CodecOptions(document_class=RawEvent, uuid_representation=UuidRepresentation.STANDARD)
+    docs = [{"_id": {"_data": f"82{n}"}, "operationType": "insert", "fullDocument": {"_id": n, "u": uuid.uuid4()}}
+            for n in range(3)]
+    base: CodecOptions[dict[str, Any]] = CodecOptions(uuid_representation=UuidRepresentation.STANDARD)
+    reply = bson.encode({"cursor": {"nextBatch": docs}}, codec_options=base)
+    events = bson.decode(reply, codec_options=options)["cursor"]["nextBatch"]
+    for event, doc in zip(events, docs, strict=True):
+        assert type(event) is RawEvent and event.raw == bson.encode(doc, codec_options=base)
+        plain = RawBSONDocument(event.raw, base.with_options(document_class=RawBSONDocument))
+        assert dict(event.items()) == dict(plain.items())
+        assert bson.decode(event["fullDocument"].raw, codec_options=base) == doc["fullDocument"]
+    assert RawEvent(bson.encode({"a": 1}))["a"] == 1  # without options: the base class's __init__, its defaults
