@@ -82,9 +82,10 @@ class StreamCapture:
         self.heartbeat = Heartbeat(config.heartbeat_interval_ms, config.topic_prefix, naming.heartbeat_topic,
                                    self.partition)
         self._resume_token: dict[str, Any] | None = None
-        # the position after the last event when it was a scanned one: (sec, ord, resume token in the offset's
-        # form); its token document is decoded only if asked for (resume_token)
+        # the position after the last event when it was a scanned one (what _last_event is for a decoded one):
+        # (sec, ord, resume token in the offset's form); the token's document is decoded only if asked for
         self._scanned: tuple[int, int, str] | None = None
+        self._token_text: str | None = None  # the resume token, until decoded
         self._decoder: Decoder | None = None
         self.start_at: Timestamp | None = None
         self._last_event: dict[str, Any] | None = None
@@ -102,13 +103,13 @@ class StreamCapture:
     @property
     def resume_token(self) -> dict[str, Any] | None:
         """The change stream's resume token after the last event taken (or the idle cursor's); None before any."""
-        if self._scanned is not None and self._resume_token is None:
-            self._resume_token = decode_resume_token(self._scanned[2])
+        if self._token_text is not None:
+            self._resume_token, self._token_text = decode_resume_token(self._token_text), None
         return self._resume_token
 
     @resume_token.setter
     def resume_token(self, token: dict[str, Any] | None) -> None:
-        self._resume_token, self._scanned = token, None
+        self._resume_token, self._token_text = token, None
 
     def restore(self, stored: Mapping[str, Any] | None) -> None:
         """Start from a stored offset (token first, then its time), or ``capture.start.op.time``."""
@@ -174,10 +175,9 @@ class StreamCapture:
             options["start_at_operation_time"] = self.start_at
         stream, decoder = watch_raw(watch_target(self.client, self.config), build_pipeline(self.config.capture),
                                     **options)
-        # plain data events skip decoding where nothing but their record needs them (no signals, transaction
-        # metadata or field excludes/renames, values written ahead for a JsonConverter)
-        if self.signals is None and self.transactions is None and not self.fields.active \
-                and self.events.writes_payloads:
+        # plain data events skip decoding where nothing but their record needs them (no transaction metadata or
+        # field excludes/renames, values written ahead for a JsonConverter; signals idle: checked per event)
+        if self.transactions is None and not self.fields.active and self.events.writes_payloads:
             decoder.scan(self.events.plus_exponent)
         self._decoder = decoder
         return stream, decoder
@@ -214,7 +214,7 @@ class StreamCapture:
                     continue
                 if POSITION in event:
                     if not self._merger.pending:
-                        self.resume_token, self._last_event = event[POSITION], None
+                        self.resume_token, self._last_event, self._scanned = event[POSITION], None, None
                     self.metrics.poll(True, took_ms)
                     continue
                 whole = self._merger.add(event)
@@ -235,17 +235,19 @@ class StreamCapture:
         return records
 
     def _take_scanned(self, scanned: Scanned, records: list[SourceRecord]) -> None:
-        """:meth:`_record` of a scanned data event (the decoder scans only where signals, transaction metadata and
-        field selection are off): its records made from the scanned fields, else from the decoded event."""
+        """:meth:`_emit` of a scanned data event (the decoder scans only where transaction metadata and field
+        selection are off): its records made from the scanned fields, else, when the signals need the event,
+        from the decoded event."""
         assert self._decoder is not None
-        if self._merger.pending or self.signals is not None:  # inside a split event, or signals came after all
-            whole = self._merger.add(self._decoder.decode(scanned[-1]))
+        op, db, coll, token = scanned[0], scanned[1], scanned[2], scanned[3]
+        signals = self.signals
+        if self._merger.pending or (signals is not None and not signals.passive(db, coll)):
+            whole = self._merger.add(self._decoder.decode(scanned[-1]))  # inside a split event, or a signal's
             if whole is not None:
                 self._emit(whole, records)
             return
-        op, db, coll, token = scanned[0], scanned[1], scanned[2], scanned[3]
-        self._last_event, self._resume_token, self._scanned = None, None, (scanned[8], scanned[9], token)
-        if op in self.skipped or not self.captured(db, coll):  # the signal collection: only with signals
+        self._last_event, self._scanned, self._token_text = None, (scanned[8], scanned[9], token), token
+        if op in self.skipped or not self.captured(db, coll):  # never the signal collection (not passive)
             self.metrics.count("NumberOfEventsFiltered")
             return
         try:
@@ -273,7 +275,7 @@ class StreamCapture:
 
     def _record(self, event: dict[str, Any], records: list[SourceRecord]) -> None:
         previous = self.position() if self.transactions is not None else None
-        self.resume_token, self._last_event = event["_id"], event
+        self.resume_token, self._last_event, self._scanned = event["_id"], event, None
         op = OPERATIONS.get(event.get("operationType", ""))
         if op is None:
             return

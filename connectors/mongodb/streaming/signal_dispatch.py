@@ -76,6 +76,15 @@ class SignalDispatcher:
                      "from the consumer group's position" if start is None else f"from offset {start}")
         self._next_kafka_poll = 0.0
 
+    def passive(self, db: str, coll: str) -> bool:
+        """Whether an event of ``db.coll`` needs nothing of the dispatcher: it is not the signal collection's, no
+        incremental snapshot runs (no chunk window to watch, no state to stamp on records) and no Kafka signal
+        position rides on the offsets. Such an event may skip :meth:`on_event` and :meth:`stamp`."""
+        if self._signal_offset is not None or f"{db}.{coll}" == self._settings.data_collection:
+            return False
+        incremental = self.incremental
+        return incremental is None or (not incremental.running and incremental.idle)
+
     def on_event(self, event: Mapping[str, Any], offset: Callable[[], Mapping[str, Any]]) -> list[SourceRecord]:
         """Act on a signal-collection insert; feed the watermark algorithm; records it emits now."""
         ns = event.get("ns") or {}

@@ -27,6 +27,7 @@ from connectors.mongodb.streaming.capture import StreamCapture
 from connectors.mongodb.streaming.fetcher import ChangeStreamFetcher
 from connectors.mongodb.streaming.metrics import StreamingMetrics
 from connectors.mongodb.streaming.raw_events import Decoder
+from connectors.mongodb.streaming.signal_dispatch import SignalDispatcher, SignalSettings
 from converters.json import JsonConverter
 from tests.unit.mongodb.test_envelope_writer import NOW, change_events, converters, documents, plain_copy
 
@@ -199,9 +200,11 @@ class _Stream:
         pass
 
 
-def _captured(events: list[dict[str, Any]], scan: bool, expected: int) -> tuple[StreamCapture, list[SourceRecord]]:
-    """A capture of ``db.c`` that took ``events`` (``expected`` records), scanning plain data events or decoding
-    them all."""
+def _captured(events: list[dict[str, Any]], scan: bool, signals: str,
+              expected: int) -> tuple[StreamCapture, list[SourceRecord]]:
+    """A capture of ``db.c`` (``signals``: none, an idle dispatcher of ``db.signals``, or one whose Kafka signal
+    position rides on the offsets) that took ``events`` (``expected`` records), scanning plain data events or
+    decoding them all."""
     config = mongo_config.MongoDbConfig.parse({"topic.prefix": "p", "mongodb.connection.string": "mongodb://h/",
                                                "collection.include.list": "db.c"})
     partition = {"server_id": "p"}
@@ -209,6 +212,12 @@ def _captured(events: list[dict[str, Any]], scan: bool, expected: int) -> tuple[
                             events=ChangeEventConverter(topic_prefix="p", run_id="r", partition=partition,
                                                         clock_ms=lambda: NOW, written_payloads=True),
                             metrics=StreamingMetrics("p", "0", 1, lambda: 0))
+    if signals != "none":
+        settings = SignalSettings("p", "db.signals", None, {}, 1000, 1024)
+        capture.signal_collection = "db.signals"
+        capture.signals = SignalDispatcher(None, settings, capture.events, "c|task-0", list, None, None)
+        if signals == "stamping":
+            capture.signals._signal_offset = 7
     decoder = Decoder(CodecOptions())
     if scan:
         decoder.scan(capture.events.plus_exponent)
@@ -223,7 +232,8 @@ def _captured(events: list[dict[str, Any]], scan: bool, expected: int) -> tuple[
     return capture, records
 
 
-def test_a_capture_scanning_events_emits_and_stands_where_a_decoding_one_does() -> None:
+@pytest.mark.parametrize("signals", ["none", "idle", "stamping"])
+def test_a_capture_scanning_events_emits_and_stands_where_a_decoding_one_does(signals: str) -> None:
     doc = documents()[1]
     base: dict[str, Any] = {"ns": {"db": "db", "coll": "c"}, "documentKey": {"_id": doc["_id"]},
                             "wallTime": dt.datetime(2026, 11, 21, tzinfo=dt.UTC)}
@@ -234,18 +244,26 @@ def test_a_capture_scanning_events_emits_and_stands_where_a_decoding_one_does() 
          "updateDescription": {"updatedFields": {"a": 1}, "removedFields": ["b"]}},  # decoded either way
         {**base, "operationType": "delete"},  # and its tombstone
         {**base, "operationType": "drop"},
+        {**base, "operationType": "insert", "ns": {"db": "db", "coll": "signals"}, "documentKey": {"_id": "s"},
+         "fullDocument": {"_id": "s", "type": "log", "data": {"message": "hello"}}},  # a signal, when there are
         {**base, "operationType": "update", "fullDocument": doc,
          "updateDescription": {"updatedFields": {"a": 2}, "removedFields": []}},
     ]
     for n, event in enumerate(events):
         event["_id"], event["clusterTime"] = {"_data": f"82{n:04d}"}, Timestamp(1_795_265_284, n + 1)
-    scanning, scanned = _captured(events, scan=True, expected=5)  # a delete and its tombstone; no filtered, drop
-    decoding, decoded = _captured(events, scan=False, expected=5)
+    expected = 5 if signals == "none" else 6  # the signal collection is captured with signals (else filtered)
+    scanning, scanned = _captured(events, True, signals, expected)
+    decoding, decoded = _captured(events, False, signals, expected)
     same_records(scanned, decoded)
-    assert [type(r.value) for r in scanned] == [LazyStruct, Struct, LazyStruct, type(None), LazyStruct]
+    assert [type(r.value) for r in scanned if r.topic == "p.db.c"] == \
+        [LazyStruct, Struct, LazyStruct, type(None), LazyStruct]
+    stamped = {"incremental_snapshot_signal_offset": 7} if signals == "stamping" else {}
+    assert all(stamped.items() <= dict(r.source_offset or {}).items() for r in scanned)
     assert scanning.position() == decoding.position() == Position.from_event(events[-1]).to_offset()
     assert scanning.resume_token == decoding.resume_token == events[-1]["_id"]
     assert scanning.metrics.counts == decoding.metrics.counts
-    assert scanning.metrics.counts["NumberOfEventsFiltered"] == 1
-    scanning.resume_token = {"_data": "82FFFF"}  # set (the task does, on a lost position): the last event is gone
-    assert scanning.position() == Position.at_token({"_data": "82FFFF"}).to_offset()
+    assert scanning.metrics.counts["NumberOfEventsFiltered"] == (2 if signals == "none" else 1)
+    for capture in (scanning, decoding):  # the token set (the task does on a lost position): the last event stays
+        capture.resume_token = {"_data": "82FFFF"}
+        assert capture.resume_token == {"_data": "82FFFF"}
+        assert capture.position() == Position.from_event(events[-1]).to_offset()

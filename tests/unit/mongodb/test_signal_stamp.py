@@ -69,3 +69,15 @@ def test_nothing_to_stamp_leaves_records_alone() -> None:
     records = [_record({"sec": 1})]
     dispatcher.stamp(records)
     assert dict(records[0].source_offset or {}) == {"sec": 1}
+
+
+def test_an_event_needs_the_dispatcher_only_while_it_has_something_to_do_with_it() -> None:
+    settings = SignalSettings("p", "db.signals", None, {}, 1000, 1024)
+    dispatcher = SignalDispatcher(None, settings, ChangeEventConverter(topic_prefix="p", run_id="r"), "c|task-0",
+                                  list, None, None)
+    assert dispatcher.passive("db", "c")  # idle: no snapshot, no Kafka signal position
+    assert not dispatcher.passive("db", "signals")  # a signal (or a watermark)
+    dispatcher._signal_offset = 3
+    assert not dispatcher.passive("db", "c")  # the Kafka signal position is stamped on every record
+    dispatcher, _ = _dispatcher()
+    assert not dispatcher.passive("db", "c")  # a running incremental snapshot watches every event
