@@ -28,7 +28,7 @@ def _event(n: int, with_id: bool = True) -> RawEvent:
     return RawEvent(bson.encode(event), RAW)
 
 
-class _Stream:
+class BatchedStream:
     """pymongo's ChangeStream as the reader sees it: ``try_next`` runs a getMore when its cursor's buffer is empty
     and keeps the resume token per event; each batch may carry a postBatchResumeToken."""
 
@@ -75,7 +75,7 @@ def _take_all(fetcher: ChangeStreamFetcher, count: int) -> list[Any]:
 
 def test_each_batch_is_taken_whole_in_order_with_the_resume_token_try_next_leaves() -> None:
     events = [_event(n) for n in range(1300)]
-    stream = _Stream([(events[:1000], {"_data": "pbrt-1"}), (events[1000:1001], None),
+    stream = BatchedStream([(events[:1000], {"_data": "pbrt-1"}), (events[1000:1001], None),
                       (events[1001:], None), ([], {"_data": "pbrt-idle"})])
     fetcher = ChangeStreamFetcher.open(lambda: (stream, Decoder(CodecOptions())), 8192, "t")
     try:
@@ -95,7 +95,7 @@ def test_each_batch_is_taken_whole_in_order_with_the_resume_token_try_next_leave
 
 
 def test_an_event_without_its_resume_token_fails_the_reader_as_pymongo_would() -> None:
-    stream = _Stream([([_event(0), _event(1, with_id=False), _event(2)], None)])
+    stream = BatchedStream([([_event(0), _event(1, with_id=False), _event(2)], None)])
     fetcher = ChangeStreamFetcher.open(lambda: (stream, Decoder(CodecOptions())), 8192, "t")
     try:
         with pytest.raises((InvalidOperation, ConnectError), match="resume token is missing"):
@@ -109,7 +109,7 @@ def test_an_event_without_its_resume_token_fails_the_reader_as_pymongo_would() -
 def test_stop_wakes_a_task_waiting_for_events() -> None:
     """The task waits for events with a timeout (the poll's); a stop from another thread (the herder's, when the
     connector is deleted) ends that wait instead of leaving the herder waiting for it."""
-    fetcher = ChangeStreamFetcher.open(lambda: (_Stream([]), Decoder(CodecOptions())), 8192, "t")
+    fetcher = ChangeStreamFetcher.open(lambda: (BatchedStream([]), Decoder(CodecOptions())), 8192, "t")
     taken: list[list[Any]] = []
     taker = threading.Thread(target=lambda: taken.append(fetcher.take(50, 120)))
     taker.start()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import struct
-from typing import Any
+from typing import Any, cast
 
 import bson
 import pytest
@@ -26,10 +26,11 @@ from connectors.mongodb.releases import RELEASES
 from connectors.mongodb.streaming.capture import StreamCapture
 from connectors.mongodb.streaming.fetcher import ChangeStreamFetcher
 from connectors.mongodb.streaming.metrics import StreamingMetrics
-from connectors.mongodb.streaming.raw_events import Decoder
+from connectors.mongodb.streaming.raw_events import Decoder, RawEvent, Scanned
 from connectors.mongodb.streaming.signal_dispatch import SignalDispatcher, SignalSettings
 from converters.json import JsonConverter
 from tests.unit.mongodb.test_envelope_writer import NOW, change_events, converters, documents, plain_copy
+from tests.unit.mongodb.test_fetcher_batches import RAW, BatchedStream
 
 DECODER = Decoder(CodecOptions())
 
@@ -176,30 +177,6 @@ def test_a_decoder_scans_once_told_to() -> None:
     assert type(decoder.read(raw)) is dict
 
 
-class _Stream:
-    """A change stream whose raw events are all buffered (as after one getMore)."""
-
-    def __init__(self, events: list[dict[str, Any]]) -> None:
-        options = CodecOptions(document_class=RawBSONDocument)
-        self.events = [RawBSONDocument(bson.encode(event), options) for event in events]
-        self.read = 0
-        self.resume_token = None
-        self._cursor = self
-
-    @property
-    def _data(self) -> bool:
-        return self.read < len(self.events)
-
-    def try_next(self) -> Any:
-        if self.read < len(self.events):
-            self.read += 1
-            return self.events[self.read - 1]
-        return None
-
-    def close(self) -> None:
-        pass
-
-
 def _captured(events: list[dict[str, Any]], scan: bool, signals: str,
               expected: int) -> tuple[StreamCapture, list[SourceRecord]]:
     """A capture of ``db.c`` (``signals``: none, an idle dispatcher of ``db.signals``, or one whose Kafka signal
@@ -222,10 +199,11 @@ def _captured(events: list[dict[str, Any]], scan: bool, signals: str,
     if scan:
         decoder.scan(capture.events.plus_exponent)
     capture._decoder = decoder
-    capture._fetcher = ChangeStreamFetcher.open(lambda: (_Stream(events), decoder), 8192, f"scan-{scan}")
+    stream = BatchedStream([([RawEvent(bson.encode(event), RAW) for event in events], None)])
+    capture._fetcher = ChangeStreamFetcher.open(lambda: (stream, decoder), 8192, f"scan-{scan}")
     records: list[SourceRecord] = []
     try:
-        while len(records) < expected:
+        while len(records) < expected or (capture.position() or {}).get("sec") != -1:  # then idle: its marker
             records += capture.take(100, 5.0)
     finally:
         capture.close()
@@ -259,11 +237,17 @@ def test_a_capture_scanning_events_emits_and_stands_where_a_decoding_one_does(si
         [LazyStruct, Struct, LazyStruct, type(None), LazyStruct]
     stamped = {"incremental_snapshot_signal_offset": 7} if signals == "stamping" else {}
     assert all(stamped.items() <= dict(r.source_offset or {}).items() for r in scanned)
-    assert scanning.position() == decoding.position() == Position.from_event(events[-1]).to_offset()
-    assert scanning.resume_token == decoding.resume_token == events[-1]["_id"]
+    assert scanning.position() == decoding.position() == Position.at_token(events[-1]["_id"]).to_offset()
     assert scanning.metrics.counts == decoding.metrics.counts
     assert scanning.metrics.counts["NumberOfEventsFiltered"] == (2 if signals == "none" else 1)
-    for capture in (scanning, decoding):  # the token set (the task does on a lost position): the last event stays
-        capture.resume_token = {"_data": "82FFFF"}
+    event = {**events[0], "_id": {"_data": "82FFFE"}}  # one more event, taken directly: the position after it
+    raw = RawEvent(bson.encode(event), RAW)
+    assert scanning._decoder is not None and decoding._decoder is not None
+    scanning._take_scanned(cast(Scanned, scanning._decoder.read(raw)), [])
+    decoding._emit(decoding._decoder.event(raw), [])
+    for capture in (scanning, decoding):
+        assert capture.position() == Position.from_event(event).to_offset()
+        assert capture.resume_token == event["_id"]
+        capture.resume_token = {"_data": "82FFFF"}  # set (the task does, on a lost position): the last event stays
         assert capture.resume_token == {"_data": "82FFFF"}
-        assert capture.position() == Position.from_event(events[-1]).to_offset()
+        assert capture.position() == Position.from_event(event).to_offset()
