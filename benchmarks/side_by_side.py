@@ -9,7 +9,8 @@ of the worker's process tree per event, its peak resident memory, and the time f
 connector's task RUNNING. Then the initial snapshot of a collection by a new connector
 (:mod:`benchmarks.side_by_side_snapshot`) and the latency at a steady write rate
 (:mod:`benchmarks.side_by_side_latency`), the systems again taking turns. The drain's floor takes a turn before
-the first round and after every round, on a SecantusDB of its own; each of our rounds is compared with the mean of
+the first round and after every round, on a SecantusDB of its own; the snapshot's floor (a bare sorted read of the
+same collection) before the first snapshot round and after each; each of our rounds is compared with the mean of
 the floor's turns before and after it. Prints a table of ratios and appends it to ``benchmarks/results.md``.
 
     python -m benchmarks.side_by_side [--docs 20000] [--rounds 6] [--warm-up 2] [--ours-only]
@@ -254,6 +255,11 @@ def main() -> None:
             print(f"round {number + 1} floor: {floors[-1]:,.0f} events/s", flush=True)
         for entry in contenders:
             snapshots.fill(entry.mongo, args.snapshot_docs)
+        # the sorted read's floor, on our stack's collection, before the first snapshot round and after each
+        read_floors = [snapshots.sorted_read_floor(contenders[0].endpoints.mongo_uri, args.snapshot_docs)] \
+            if args.snapshot_rounds else []
+        if read_floors:
+            print(f"snapshot round 0 floor: {read_floors[0]:,.0f} documents/s", flush=True)
         for number in range(args.snapshot_rounds):
             order = contenders if number % 2 == 0 else list(reversed(contenders))
             for entry in order:
@@ -262,6 +268,8 @@ def main() -> None:
                 print(f"snapshot round {number + 1} {entry.name}: {result['docs_per_s']:,.0f} documents/s, "
                       f"{result['snapshot_cpu_us_per_doc']:.0f} µs CPU/document", flush=True)
                 entry.snapshots.append(result)
+            read_floors.append(snapshots.sorted_read_floor(contenders[0].endpoints.mongo_uri, args.snapshot_docs))
+            print(f"snapshot round {number + 1} floor: {read_floors[-1]:,.0f} documents/s", flush=True)
         for number in range(args.latency_rounds):
             order = contenders if number % 2 == 0 else list(reversed(contenders))
             for entry in order:
@@ -276,8 +284,9 @@ def main() -> None:
         ours_rounds = [r["events_per_s"] for r in contenders[0].rounds]
         around = [(before + after) / 2 for before, after in zip([first_floor, *floors[:-1]], floors, strict=True)]
         shares = [o / f for o, f in list(zip(ours_rounds, around, strict=True))[args.warm_up:]] or [0.0]
-        read_floor = snapshots.sorted_read_floor(contenders[0].endpoints.mongo_uri, args.snapshot_docs) \
-            if args.snapshot_rounds else 0.0
+        read_floor = statistics.median(read_floors) if read_floors else 0.0
+        read_shares = [r["docs_per_s"] / ((before + after) / 2) for r, before, after
+                       in zip(contenders[0].snapshots, read_floors, read_floors[1:], strict=False)] or [0.0]
         load = Path("/proc/loadavg").read_text().split()[0]
         lines = [report.heading("side_by_side"), "",
                  f"- {args.rounds} rounds of {args.docs:,} documents (about 1 KB) per system, taking turns; medians "
@@ -314,9 +323,12 @@ def main() -> None:
                       f"(round by round against the mean of the floor's turns before and after it: median "
                       f"{statistics.median(shares):.0%}, "
                       f"{min(shares):.0%}-{max(shares):.0%})",
-                  *([f"- floor, same run: a bare `_id`-sorted read of the snapshot's collection as raw BSON "
-                     f"reads **{read_floor:,.0f} documents/s**; ours snapshots at "
-                     f"{statistics.median(r['docs_per_s'] for r in contenders[0].snapshots) / read_floor:.0%} of it"]
+                  *([f"- floor, same run: a bare `_id`-sorted read of the snapshot's collection as raw BSON, "
+                     f"taking a turn before the first snapshot round and after each, reads **{read_floor:,.0f} "
+                     f"documents/s** (median of its turns); ours snapshots at "
+                     f"{statistics.median(r['docs_per_s'] for r in contenders[0].snapshots) / read_floor:.0%} of it "
+                     f"(round by round against the mean of the read's turns before and after it: "
+                     f"{', '.join(f'{share:.0%}' for share in read_shares)})"]
                     if args.snapshot_rounds else []),
                   f"- 1-minute load average at the end: {load} on 2 cores", ""]
         report.append(lines)
