@@ -258,11 +258,7 @@ class StreamCapture:
         if converted is None:
             self._record(self._decoder.decode(scanned[-1]), records)
             return
-        records.extend(converted)
-        self._ops.append(op)
-        self._stamps.append(scanned[10] or scanned[8] * 1000)
-        if self._namespaces is not None:
-            self._namespaces.append(f"{db}.{coll}")
+        self._emitted(converted, records, op, scanned[10] or scanned[8] * 1000, db, coll)
 
     def _emit(self, event: dict[str, Any], records: list[SourceRecord]) -> None:
         start = len(records)
@@ -300,8 +296,14 @@ class StreamCapture:
         if converted is None:
             self.metrics.count("NumberOfErroneousEvents")
             return
+        self._emitted(converted, records, op, ts_ms, db, coll)
+
+    def _emitted(self, converted: list[SourceRecord], records: list[SourceRecord], op: str, ts_ms: int, db: str,
+                 coll: str) -> None:
+        """An event's records added, its operation and ``source.ts_ms`` (and collection) kept for the metrics,
+        counted once per take (StreamingMetrics.events)."""
         records.extend(converted)
-        self._ops.append(op)  # counted once per take (StreamingMetrics.events)
+        self._ops.append(op)
         self._stamps.append(ts_ms)
         if self._namespaces is not None:
             self._namespaces.append(f"{db}.{coll}")
