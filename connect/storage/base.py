@@ -108,11 +108,12 @@ class ConfigStore(ABC):
         self._write([_target_state_record(name, state)], privileged=False)
 
     def put_task_configs(self, name: str, configs: list[dict[str, str]]) -> None:
-        """Write task configs then the commit record that applies them."""
+        """Write task configs then the commit record that applies them, read back once (Connect's
+        ``putTaskConfigs``: two privileged sends, the task configs then the commit, and one read to the end)."""
         records: list[tuple[str, dict[str, Any] | None]] = [
             (f"task-{name}-{i}", {"properties": cfg}) for i, cfg in enumerate(configs)
         ]
-        self._write(records)
+        self._write(records, read_back=False)
         self._write([(f"commit-{name}", {"tasks": len(configs)})])
 
     def put_task_count_record(self, name: str, count: int) -> None:
@@ -131,10 +132,12 @@ class ConfigStore(ABC):
         self._write([(f"restart-connector-{name}", {"include-tasks": include_tasks, "only-failed": only_failed})])
 
     @abstractmethod
-    def _write(self, records: list[tuple[str, dict[str, Any] | None]], *, privileged: bool = True) -> None:
-        """Durably write ``records`` in order and apply them before returning. ``privileged`` writes are the
-        leader's (connector and task configs, task count records, session keys, restart requests): with a fencable
-        writer they go in one transaction of the leader's transactional producer (Connect's ``sendPrivileged``)."""
+    def _write(self, records: list[tuple[str, dict[str, Any] | None]], *, privileged: bool = True,
+               read_back: bool = True) -> None:
+        """Durably write ``records`` in order and apply them before returning (unless not ``read_back``: then the
+        next write's read applies them too). ``privileged`` writes are the leader's (connector and task configs,
+        task count records, session keys, restart requests): with a fencable writer they go in one transaction of
+        the leader's transactional producer (Connect's ``sendPrivileged``)."""
 
     def claim_write_privileges(self) -> None:  # noqa: B027 - only stores with a fencable writer have privileges
         """Become the config topic's only privileged writer (the leader, under exactly-once source support)."""

@@ -149,17 +149,20 @@ class KafkaConfigStore(ConfigStore):
             return
         self._apply(key.decode(), value, offset)
 
-    def _write(self, records: list[tuple[str, dict[str, Any] | None]], *, privileged: bool = True) -> None:
+    def _write(self, records: list[tuple[str, dict[str, Any] | None]], *, privileged: bool = True,
+               read_back: bool = True) -> None:
         encoded = [(key.encode(), None if value is None else codec.dumps(value)) for key, value in records]
         if privileged and self._leader_writer is not None:
             last = self._send_privileged(encoded)
             # until its own records are applied (the session key was written twice when a read missed them)
-            read_until(self.refresh, lambda: self.snapshot().offset > last, 30)
+            if read_back:
+                read_until(self.refresh, lambda: self.snapshot().offset > last, 30)
         else:
             futures = [self._log.send(key, value) for key, value in encoded]
             for future in futures:
                 self._wait(future, 30, "Writing to the config topic")
-            self.refresh(30)
+            if read_back:
+                self.refresh(30)
 
     def _send_privileged(self, records: list[tuple[bytes, bytes | None]]) -> int:
         """One transaction of the leader's fencable producer (Connect's ``sendPrivileged``); the offset of its last

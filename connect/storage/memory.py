@@ -15,7 +15,8 @@ class MemoryConfigStore(ConfigStore):
         super().__init__()
         self._offset = 0
 
-    def _write(self, records: list[tuple[str, dict[str, Any] | None]], *, privileged: bool = True) -> None:
+    def _write(self, records: list[tuple[str, dict[str, Any] | None]], *, privileged: bool = True,
+               read_back: bool = True) -> None:
         for key, value in records:
             self._apply(key, None if value is None else codec.dumps(value), self._offset)
             self._offset += 1
