@@ -106,8 +106,9 @@ class MongoDbConnectorTask(SourceTask):
         if snapshot_first:
             return
         for stream in self.streams:
-            log.info("[%s] Starting change stream%s %s", self.tag, rs_label(stream), stream.describe_start())
-            self._start_stream(stream)
+            if not stream.open:
+                log.info("[%s] Starting change stream%s %s", self.tag, rs_label(stream), stream.describe_start())
+                self._start_stream(stream)
 
     def _open_signals(self) -> SignalDispatcher | None:
         """Signals and incremental snapshots, on the task's stream (a task with several has none)."""
@@ -170,7 +171,14 @@ class MongoDbConnectorTask(SourceTask):
         longer has it, ``when_needed`` forgets the offset and snapshots again (True); any other mode fails the
         task with Debezium's message (``always`` too: Debezium's check comes before its snapshot)."""
         stored = self._stored[id(stream)]
-        if not stored or Position.from_offset(stored).initsync or stream.position_available():
+        if not stored or Position.from_offset(stored).initsync:
+            return False
+        if self._streaming and len(self.streams) == 1 and not self._needs_snapshot(stored):
+            # streaming follows at once: the stream itself is the check (one aggregate, not two)
+            log.info("[%s] Starting change stream%s %s", self.tag, rs_label(stream), stream.describe_start())
+            if stream.start_checked():
+                return False
+        elif stream.position_available():
             return False
         if self.config.snapshot_mode is not SnapshotMode.WHEN_NEEDED:
             raise ConnectError(f"[{self.tag}] {lost_position_message(stored)}")

@@ -153,6 +153,17 @@ class StreamCapture:
         except PyMongoError as exc:
             return classify(exc) is not Fault.POSITION_LOST
 
+    def start_checked(self) -> bool:
+        """:meth:`start` from the stored resume token, standing for :meth:`position_available` when streaming
+        follows at once: False (the stream stays closed) when the server no longer holds the position; any other
+        failure leaves the stream closed for the task's retries (True). A server that reports the lost position
+        only with a later batch fails the stream's reads instead, which the task handles alike."""
+        try:
+            self.start()
+        except PyMongoError as exc:
+            return classify(exc) is not Fault.POSITION_LOST
+        return True
+
     # -- stream ------------------------------------------------------------------------------------------------
     @property
     def open(self) -> bool:
