@@ -53,6 +53,8 @@ __all__ = [
 K = TypeVar("K")
 V = TypeVar("V")
 
+_NOT_YET: Final = object()
+
 _ENVELOPE_ERROR: Final = (
     'JsonConverter with schemas.enable requires "schema" and "payload" fields and may not contain additional'
     " fields. If you are trying to deserialize plain JSON data, set schemas.enable=false in your converter"
@@ -62,24 +64,43 @@ _ENVELOPE_ERROR: Final = (
 
 class _Compiled:
     """A schema's cached artefacts: its serialized JSON (and the envelope's start, ``{"schema":...,"payload":``)
-    and its payload encoder."""
+    and its payload encoders, each compiled on its first use (a value written ahead, as a LazyStruct's, needs
+    neither: compiling them cost a restarted task ~6 ms before its first record)."""
 
-    __slots__ = ("encode", "envelope", "native", "schema", "schema_bytes")
+    __slots__ = ("_encode", "_native", "_opts", "envelope", "schema", "schema_bytes")
 
     def __init__(self, schema: Schema, opts: Options | None = None) -> None:
         self.schema = schema  # keeps the schema alive, so its id() stays unique while cached
+        self._opts = opts
+        self._encode: Encoder | None = None
+        self._native: Any = _NOT_YET
         if opts is not None:
             self.schema_bytes = dumps_jackson(schema_json(schema, opts))
             self.envelope = b'{"schema":' + self.schema_bytes + b',"payload":'
-            self.encode = nullable(schema, opts)
-            self.native = native_encoder(schema, opts)
+
+    @property
+    def encode(self) -> Encoder:
+        """The Python payload encoder."""
+        if self._encode is None:
+            assert self._opts is not None
+            self._encode = nullable(self.schema, self._opts)
+        return self._encode
+
+    @property
+    def native(self) -> Any:
+        """The compiled payload encoder, None where the Python one writes."""
+        if self._native is _NOT_YET:
+            assert self._opts is not None
+            self._native = native_encoder(self.schema, self._opts)
+        return self._native
 
     def rebound(self, schema: Schema) -> _Compiled:
-        """The same artefacts for an equal schema object (the compiled encoder checks struct schemas by identity,
-        so it is compiled again for this one)."""
+        """The same artefacts for an equal schema object (the compiled encoder checks struct schemas by identity:
+        this one writes with the Python encoder)."""
         twin = _Compiled(schema)
-        twin.schema_bytes, twin.envelope, twin.encode = self.schema_bytes, self.envelope, self.encode
-        twin.native = None
+        twin.schema_bytes, twin.envelope, twin._opts, twin._encode = \
+            self.schema_bytes, self.envelope, self._opts, self._encode
+        twin._native = None
         return twin
 
 
