@@ -11,6 +11,7 @@ from pyspark.sql import SparkSession
 
 __all__ = ["LOCAL_CONF", "session"]
 
+DEBUGGING = ("spark.python.sql.dataFrameDebugging.enabled", "false")
 LOCAL_CONF = {
     "spark.driver.memory": "2g",
     "spark.sql.shuffle.partitions": "4",
@@ -20,6 +21,13 @@ LOCAL_CONF = {
     "spark.driver.host": "127.0.0.1",
     "spark.driver.bindAddress": "127.0.0.1",
     "spark.sql.session.timeZone": "UTC",
+    # PySpark's DataFrame call sites for error messages off: with them on, every DataFrame and column function a run
+    # calls asks the JVM for the active session, a conf and PySparkCurrentOrigin and sets and clears the call site
+    # there. A warm incremental run of 5,082 records made 2,060 py4j calls instead of 5,440 and took 11.2 s of JVM
+    # CPU instead of 12.7 (medians of 9 runs in 3 interleaved processes each way, lower in each pair of processes;
+    # wall 8.2 s both, load 3-4.5; benchmarks/results.md 2026-11-29). PySpark reads the setting once per Python
+    # process, when the first such function runs: it must be set before.
+    DEBUGGING[0]: DEBUGGING[1],
     "spark.sql.parquet.compression.codec": "snappy",
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
@@ -40,7 +48,10 @@ def session(master: str | None = None, jars: Sequence[str] | None = None,
             conf: Mapping[str, str] | None = None) -> SparkSession:
     """The active session under spark-submit, else a new local one (``master`` default ``local[2]``)."""
     if master is None and "PYSPARK_GATEWAY_PORT" in os.environ:  # launched by spark-submit: use its settings
-        return SparkSession.builder.getOrCreate()
+        active = SparkSession.builder.getOrCreate()
+        if active.conf.get(DEBUGGING[0], None) is None:  # and the call sites off unless the user set them
+            active.conf.set(*DEBUGGING)
+        return active
     jar_list = list(jars) if jars is not None else kafka_jars()
     builder = SparkSession.builder.master(master or "local[2]").appName("spark-jobs")
     for key, value in {**LOCAL_CONF, **(conf or {})}.items():
