@@ -29,6 +29,23 @@ def create_topic(bootstrap: str, topic: str) -> None:
         admin.close()
 
 
+def last_append_s(consumer: KafkaConsumer, topic: str, offset: int, timeout: float = 60.0) -> float:
+    """When the broker appended the record at ``offset`` of ``topic`` (partition 0, created by :func:`create_topic`),
+    as a wall-clock time in seconds: the end of a drain or snapshot without the watcher's polling interval in it."""
+    partition = TopicPartition(topic, 0)
+    consumer.assign([partition])
+    consumer.seek(partition, offset)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for batch in consumer.poll(timeout_ms=500, max_records=1).values():
+            for record in batch:
+                if record.offset == offset:
+                    if record.timestamp_type != 1:
+                        raise ValueError(f"{topic} is not stamped with the broker's append time")
+                    return float(record.timestamp) / 1000
+    raise TimeoutError(f"no record at offset {offset} of {topic}")
+
+
 def _write(collection: Any, first: int, rate: int, seconds: float) -> int:
     rng = random.Random(first)
     start = time.monotonic()

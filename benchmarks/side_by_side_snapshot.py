@@ -16,6 +16,7 @@ import pymongo
 from bson.raw_bson import RawBSONDocument
 
 from benchmarks.backlog_drain import document, end_offset, tree_cpu_seconds
+from benchmarks.side_by_side_latency import create_topic, last_append_s
 
 DATABASE, COLLECTION = "bench", "snap"
 
@@ -27,7 +28,7 @@ def fill(mongo: pymongo.MongoClient[dict[str, Any]], docs: int) -> None:
         mongo[DATABASE][COLLECTION].insert_many([document(n, rng) for n in range(start, min(start + 1000, docs))])
 
 
-def snapshot_round(http: Any, consumer: Any, mongo_uri: str, pid: int, number: int, docs: int,
+def snapshot_round(http: Any, consumer: Any, bootstrap: str, mongo_uri: str, pid: int, number: int, docs: int,
                    wait: Callable[[Callable[[], bool], float, str], None], extra: dict[str, str]) -> dict[str, float]:
     """One new connector's initial snapshot of ``bench.snap``: documents/s and worker CPU µs per document."""
     name, prefix = f"snap-{number}", f"snap{number}"
@@ -35,10 +36,12 @@ def snapshot_round(http: Any, consumer: Any, mongo_uri: str, pid: int, number: i
     config = {"connector.class": "io.debezium.connector.mongodb.MongoDbConnector", "tasks.max": "1",
               "mongodb.connection.string": mongo_uri, "topic.prefix": prefix, "snapshot.mode": "initial",
               "collection.include.list": f"{DATABASE}\\.{COLLECTION}", **extra}
-    t0, c0 = time.monotonic(), tree_cpu_seconds(pid)
+    create_topic(bootstrap, topic)
+    t0, c0 = time.time(), tree_cpu_seconds(pid)
     http.put(f"/connectors/{name}/config", json=config).raise_for_status()
     wait(lambda: end_offset(consumer, topic) >= docs, 900, f"{name}: snapshot of {docs} documents")
-    t1, c1 = time.monotonic(), tree_cpu_seconds(pid)
+    c1 = tree_cpu_seconds(pid)
+    t1 = last_append_s(consumer, topic, docs - 1)
     http.delete(f"/connectors/{name}").raise_for_status()
     wait(lambda: http.get(f"/connectors/{name}").status_code == 404, 120, f"{name}: deleted")
     return {"docs_per_s": docs / (t1 - t0), "snapshot_cpu_us_per_doc": (c1 - c0) / docs * 1e6}
