@@ -8,11 +8,16 @@ Layout under ``--output`` (``file:``, ``s3a:``, ... or a local path)::
     _batches/           the batch log: <n>.plan.json before batch n writes, <n>.done.json after
 
 Exactly once: batch ``n`` first writes its plan (the Kafka offsets ``[start, end)`` it reads, fixed for good),
-then every Delta write of the batch is an idempotent transaction (``txnAppId`` = the output's application id,
-``txnVersion`` = ``n``), committed atomically with the table change by Delta itself, and last the done marker with
-the offsets and parse schemas. A run that finds a plan without its done marker (the run before was killed) reads
-exactly the same records again: Delta skips the writes that were committed, the others are made, so every table
-gets each batch once. Only then does it read what is new.
+then makes its Delta writes, each commit naming the batch in its ``userMetadata`` (``{"spark_jobs": {"app": <the
+output's application id>, "batch": n}}``), and last the done marker with the offsets and parse schemas. A run
+that finds a plan without its done marker (the run before was killed) reads exactly the same records again and,
+table by table, looks for the batch's commit in the table's history: a table that has it is left alone, the
+others get the batch, so every table gets each batch once. Only then does it read what is new. Outputs written by
+earlier versions named the batch by an idempotent transaction (``txnAppId`` = the application id, ``txnVersion``
+= ``n``) instead: a recovering batch's writes carry that transaction too, so Delta itself skips a write committed
+that way. A batch that is not recovering writes without the transaction: its plan was written by this run after
+the last done marker, so no table can hold it yet, and Delta's check of the transaction (``Snapshot.transactions``,
+a state reconstruction job per write in Delta 4.0) found nothing every time.
 
 The latest-state table costs what the changes cost: the MERGE rewrites only the files holding the keys of the
 batch (deletion vectors mark the old rows). When a batch widens the type of an existing column (long + double ->
@@ -59,6 +64,11 @@ log = logging.getLogger(__name__)
 KEEP_BATCHES = 20  # plan/done files kept in _batches (older ones are deleted)
 _TXN_APP = "spark.databricks.delta.write.txnAppId"
 _TXN_VERSION = "spark.databricks.delta.write.txnVersion"
+_USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"
+_MARKER = "spark_jobs"  # the key of a batch's name in its commits' userMetadata
+# A recovering batch looks for its commits among a table's last commits first, then (not found, and no earlier
+# batch's commit met on the way) in the whole history
+_HISTORY_LOOKBACK = 16
 _DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
 _SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
 _STATS_COLUMNS = "spark.databricks.delta.properties.defaults.dataSkippingStatsColumns"
@@ -205,9 +215,9 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
     log.info("batch %s: %s records decoded in %.1f s", plan.batch, batch.records, time.monotonic() - batch.started)
     new_schemas, rows = dict(done.schemas), dict(done.rows)
     try:
-        with _transaction(spark, plan):
+        with _transaction(spark, plan, recovering=recovering):
             step = time.monotonic()
-            _append_logs(spark, output, plan, batch)
+            _append_logs(spark, output, plan, batch, recovering=recovering)
             log.info("batch %s: change logs and rejects appended in %.1f s", plan.batch, time.monotonic() - step)
             # the deciding rows of every topic, cached once in the MERGE source's shape: a cache of the latest
             # events and then one per topic in that shape built the documents' cache twice (with the hashed
@@ -220,7 +230,7 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
                     step = time.monotonic()
                     new_schemas[topic], change = _merge_table(spark, output, plan, topic,
                                                               latest.where(F.col("topic") == topic),
-                                                              done.schemas.get(topic))
+                                                              done.schemas.get(topic), recovering=recovering)
                     known = rows.get(topic)
                     if change is not None and change[0] == "new" and not recovering:
                         rows[topic] = change[1]
@@ -259,39 +269,82 @@ def _among_keys(spark: SparkSession, source: DataFrame) -> Column:
 
 def _add_columns(spark: SparkSession, path: str, source: Any) -> None:
     """Evolve the table's schema with the fields the batch adds (an empty append with ``mergeSchema``), outside
-    the batch's transaction id: that one belongs to the MERGE; adding the same fields again changes nothing."""
-    app = spark.conf.get(_TXN_APP, None)
-    version = spark.conf.get(_TXN_VERSION, None)
-    spark.conf.unset(_TXN_APP)
-    spark.conf.unset(_TXN_VERSION)
+    the batch's name and transaction id: those belong to the MERGE (a recovering run finding this commit must not
+    take it for the MERGE's); adding the same fields again changes nothing."""
+    kept = {key: spark.conf.get(key, None) for key in (_TXN_APP, _TXN_VERSION, _USER_METADATA)}
+    for key in kept:
+        spark.conf.unset(key)
     try:
         source.limit(0).write.format("delta").mode("append").option("mergeSchema", "true").save(path)
     finally:
-        if app is not None and version is not None:
-            spark.conf.set(_TXN_APP, app)
-            spark.conf.set(_TXN_VERSION, version)
+        for key, value in kept.items():
+            if value is not None:
+                spark.conf.set(key, value)
+
+
+def batch_marker(plan: Plan) -> str:
+    """The ``userMetadata`` of the commits of ``plan``'s batch."""
+    return json.dumps({_MARKER: {"app": plan.app, "batch": plan.batch}}, sort_keys=True)
+
+
+def _marked_batch(user_metadata: str | None, app: str) -> int | None:
+    """The batch of ``app`` a commit's ``userMetadata`` names (None: another writer's commit, or none)."""
+    if not user_metadata or _MARKER not in user_metadata:
+        return None
+    try:
+        named = json.loads(user_metadata)[_MARKER]
+        return int(named["batch"]) if named["app"] == app else None
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
+def committed(spark: SparkSession, path: str, plan: Plan) -> bool:
+    """Whether the Delta table at ``path`` has a commit of ``plan``'s batch (named in its ``userMetadata``, see
+    :func:`batch_marker`). The newest commits are read first; the search stops at a commit of an earlier batch of
+    the same output (a batch's commits come after its predecessor's, whose done marker its plan follows)."""
+    if not DeltaTable.isDeltaTable(spark, path):
+        return False
+    table = DeltaTable.forPath(spark, path)
+    for limit in (_HISTORY_LOOKBACK, None):
+        history = table.history(limit) if limit is not None else table.history()
+        rows = history.select("userMetadata").collect()  # newest first
+        for row in rows:
+            batch = _marked_batch(row[0], plan.app)
+            if batch == plan.batch:
+                return True
+            if batch is not None and batch < plan.batch:
+                return False
+        if limit is None or len(rows) < limit:
+            return False
+    return False
 
 
 @contextmanager
-def _transaction(spark: SparkSession, plan: Plan) -> Iterator[None]:
-    """Every Delta write inside is idempotent for (``plan.app``, ``plan.batch``): one a table already has is
-    skipped by Delta. Set as session confs, which the DataFrame writes and MERGE both honour."""
-    spark.conf.set(_TXN_APP, plan.app)
-    spark.conf.set(_TXN_VERSION, str(plan.batch))
-    try:
+def _transaction(spark: SparkSession, plan: Plan, *, recovering: bool) -> Iterator[None]:
+    """Every Delta commit inside names ``plan``'s batch in its ``userMetadata`` (a session conf, which the
+    DataFrame writes and MERGE both honour). A ``recovering`` batch's writes are also Delta idempotent
+    transactions for (``plan.app``, ``plan.batch``): a write an earlier version committed under that transaction
+    is skipped by Delta. A new batch's are not: no table can hold it yet (its plan was written by this run, after
+    the last done marker), and with a transaction Delta 4.0 reconstructs the table's state to check it at every
+    write (a "Compute snapshot" job; it does not take the transactions from the ``.crc``)."""
+    settings = {_USER_METADATA: batch_marker(plan)}
+    if recovering:
+        settings.update({_TXN_APP: plan.app, _TXN_VERSION: str(plan.batch)})
+    with session_conf(spark, settings):
         yield
-    finally:
-        spark.conf.unset(_TXN_APP)
-        spark.conf.unset(_TXN_VERSION)
 
 
-def _append_logs(spark: SparkSession, output: DeltaOutput, plan: Plan, batch: Batch) -> None:
-    if batch.rejects:
+def _append_logs(spark: SparkSession, output: DeltaOutput, plan: Plan, batch: Batch, *, recovering: bool) -> None:
+    """Append the batch's rejects and change log; a ``recovering`` batch skips a table that has its commit."""
+    if batch.rejects and not (recovering and committed(spark, output.rejects, plan)):
         with session_conf(spark, {_STATS_COLUMNS: REJECTS_STATS}):
             tables.rejects(batch.changes, plan.batch).write.format("delta").mode("append").save(output.rejects)
     changes = tables.change_log(batch.changes)
     with session_conf(spark, {_STATS_COLUMNS: CHANGES_STATS, _CONCURRENT_WRITERS[0]: _CONCURRENT_WRITERS[1]}):
         for topic in batch.topics:
+            if recovering and committed(spark, output.changes(topic), plan):
+                log.info("batch %s: change log of %s already has it", plan.batch, topic)
+                continue
             changes.where(F.col("topic") == topic).write.format("delta").mode("append").partitionBy("date") \
                 .save(output.changes(topic))
 
@@ -300,10 +353,10 @@ Change = tuple[str, int] | None  # ("new" | "merge", rows added to the table) wh
 
 
 def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str, prepared: Any,
-                 stored: str | None) -> tuple[str, Change]:
+                 stored: str | None, *, recovering: bool) -> tuple[str, Change]:
     """Apply the batch to the latest-state table of ``topic`` from its deciding rows in
     :func:`tables.merge_documents`' shape; returns the new parse schema (JSON) and how many rows the table gained
-    (None when not known: the table was rewritten)."""
+    (None when not known: the table was rewritten, or a ``recovering`` batch found its commit there)."""
     documents = prepared.where(F.col("op") != "d")
     step = time.monotonic()
     merged, _ = table_schema(spark, documents, prepared, stored, plan.fmt)
@@ -314,6 +367,9 @@ def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: st
         with session_conf(spark, {_STATS_COLUMNS: TABLE_STATS}):
             tables.materialized(documents, merged).write.format("delta").mode("append").save(path)
         return merged.json(), ("new", documents.count())
+    if recovering and committed(spark, path, plan):
+        log.info("batch %s: table %s already has it", plan.batch, topic)
+        return merged.json(), None
     source = tables.materialized(prepared, merged)
     current = spark.read.format("delta").load(path)
     if schemas.only_additions(current.schema, source.schema):

@@ -10,16 +10,19 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bson import Int64, ObjectId
+from delta.tables import DeltaTable
 from pyspark.sql import functions as F
 
-from spark_jobs.batch import TABLE_FORMATS
+from spark_jobs import delta_output
+from spark_jobs.batch import TABLE_FORMATS, session_conf
 from spark_jobs.materialize import MaterializeOptions, main, run
 from spark_jobs.store import OutputStore
 from stack.procs import REPO_ROOT
@@ -301,6 +304,79 @@ def test_a_later_runs_older_change_does_not_undo_a_newer_row(spark: Any, stack: 
     assert stored_table(spark, output, topic, table_format) == mongo_documents(
         [{"_id": 1, "v": "new"}, {"_id": 2, "v": "new"}, {"_id": 3, "v": "z2"}])
     assert change_log(spark, output, [topic], table_format).count() == 8  # every change is in the log
+
+
+class _Killed(Exception):
+    """Stands for a run killed at that point: nothing after it runs (the done marker is never written)."""
+
+
+@contextmanager
+def _old_transaction(spark: Any, plan: Any, *, recovering: bool) -> Iterator[None]:
+    """How earlier versions wrote a batch: every write an idempotent transaction, no batch in userMetadata."""
+    with session_conf(spark, {delta_output._TXN_APP: plan.app, delta_output._TXN_VERSION: str(plan.batch)}):
+        yield
+
+
+@pytest.mark.parametrize("written_as", ["userMetadata", "txn"])
+@pytest.mark.parametrize("killed_after", ["change log", "table"])
+def test_a_recovering_batch_finds_its_commits_and_writes_each_table_once(
+        spark: Any, stack: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, written_as: str,
+        killed_after: str) -> None:
+    """Batch 2 is stopped once its change log is committed (or its table too), as the current version writes
+    it (the batch named in the commits' userMetadata, no transaction) or as earlier versions did (an idempotent
+    transaction, nothing in userMetadata). The next run finds the commits in the tables' history (or Delta finds
+    the transaction) and applies the batch to the other tables only: one change-log row per event."""
+    topic = unique("recover.")
+    options = MaterializeOptions(stack.kafka_bootstrap, str(tmp_path / "out"), topics=(topic,))
+    first = [change_event("insert", "db", "c", {"_id": n, "v": n}) for n in range(20)]
+    produce(stack.kafka_bootstrap, topic, [r for _, r in json_records(first)])
+    assert run(spark, options).batch == 1
+    second = [change_event("update", "db", "c", {"_id": n, "v": -n}, updated={"v": -n}) for n in range(10)]
+    second += [change_event("insert", "db", "c", {"_id": 100, "v": 100, "late": "x"}),
+               change_event("delete", "db", "c", key=19)]
+    produce(stack.kafka_bootstrap, topic, [r for _, r in json_records(second)])
+
+    with monkeypatch.context() as patch:
+        if written_as == "txn":
+            patch.setattr(delta_output, "_transaction", _old_transaction)
+
+        def killed(*args: Any, **kwargs: Any) -> Any:
+            raise _Killed
+
+        if killed_after == "change log":
+            patch.setattr(delta_output, "_merge_table", killed)
+        else:
+            patch.setattr(delta_output.DeltaOutput, "commit", killed)
+        with pytest.raises(_Killed):
+            run(spark, options)
+    batches = tmp_path / "out" / "_batches"
+    assert (batches / "00000002.plan.json").exists() and not (batches / "00000002.done.json").exists()
+    changes = f"{tmp_path / 'out'}/changes/{topic}"
+    last = DeltaTable.forPath(spark, changes).history(1).first()
+    assert last is not None
+    commit = (tmp_path / "out" / "changes" / topic / "_delta_log" / f"{last['version']:020d}.json").read_text()
+    if written_as == "userMetadata":  # the batch named, no transaction: only the history lookup can find it
+        assert json.loads(last["userMetadata"])["spark_jobs"]["batch"] == 2 and '"txn"' not in commit
+    else:
+        assert last["userMetadata"] is None and '"txn"' in commit
+    versions = {path: DeltaTable.forPath(spark, path).history(1).first()["version"]  # type: ignore[index]
+                for path in (changes, f"{tmp_path / 'out'}/tables/{topic}")}
+
+    summary = run(spark, options)
+    assert summary.batch == 2 and summary.table_rows == {topic: 20}
+    log = change_log(spark, tmp_path / "out", [topic])
+    assert log.count() == log.select("partition", "offset").distinct().count() == 32
+    assert (batches / "00000002.done.json").exists()
+    expected = [{"_id": n, "v": -n if n < 10 else n} for n in range(19)] + [{"_id": 100, "v": 100, "late": "x"}]
+    assert stored_table(spark, tmp_path / "out", topic) == mongo_documents(expected)
+    after = {path: DeltaTable.forPath(spark, path).history(1).first()["version"]  # type: ignore[index]
+             for path in versions}
+    assert after[changes] == versions[changes]  # the change log was not written again
+    table_path = f"{tmp_path / 'out'}/tables/{topic}"
+    if killed_after == "table" and written_as == "userMetadata":
+        assert after[table_path] == versions[table_path]  # nor the table, found by its commit
+    elif killed_after == "change log":
+        assert after[table_path] > versions[table_path]
 
 
 def test_missing_topic_and_unreachable_broker_fail_with_one_message(spark: Any, stack: Any, tmp_path: Path,
