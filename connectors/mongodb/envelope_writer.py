@@ -26,8 +26,7 @@ from typing import Any, Final
 from connect.api.data import Schema, Type
 from connectors.mongodb import _extjson, json_writer
 
-__all__ = ["HOLE", "INT_BOUNDS", "MAX_TS_MS", "Hole", "SnapshotPayloads", "StreamPayloads", "payload_around",
-           "payload_parts"]
+__all__ = ["HOLE", "INT_BOUNDS", "MAX_TS_MS", "Hole", "SnapshotPayloads", "StreamPayloads", "payload_parts"]
 
 
 class Hole:
@@ -43,7 +42,7 @@ class Hole:
 
 
 HOLE: Final = Hole(document=True, nullable=False)
-"""The ``after`` of a snapshot record (:func:`payload_around`)."""
+"""The ``after`` of a snapshot record: a document, never None (:class:`SnapshotPayloads`)."""
 
 INT_BOUNDS: Final[dict[Type, int]] = {Type.INT8: 2**7, Type.INT16: 2**15, Type.INT32: 2**31, Type.INT64: 2**63}
 """Each Connect integer type's bound: its values lie in [-bound, bound)."""
@@ -59,14 +58,6 @@ def payload_parts(schema: Schema, values: Mapping[str, Any], *,
         return None
     writer.parts.append("".join(writer.out))
     return tuple(part.encode() for part in writer.parts), tuple(writer.holes)
-
-
-def payload_around(schema: Schema, values: Mapping[str, Any]) -> tuple[bytes, bytes] | None:
-    """:func:`payload_parts` with :data:`HOLE` as the only hole: (before it, after it)."""
-    found = payload_parts(schema, values)
-    if found is None or found[1] != (HOLE,):
-        return None
-    return found[0][0], found[0][1]
 
 
 class _Writer:

@@ -17,7 +17,7 @@ from bson.raw_bson import RawBSONDocument
 
 from connect.api.data import INT64, STRING, LazyStruct, Schema, Struct, Type, struct_schema
 from connectors.mongodb import _extjson, extjson
-from connectors.mongodb.envelope_writer import HOLE, payload_around
+from connectors.mongodb.envelope_writer import HOLE, payload_parts
 from connectors.mongodb.event_converter import ChangeEventConverter
 from connectors.mongodb.fields import FieldSelector
 from connectors.mongodb.streaming.raw_events import Decoder
@@ -97,11 +97,13 @@ def test_excluded_fields_are_left_out_of_the_written_after() -> None:
 def test_a_value_whose_json_depends_on_the_settings_is_not_written() -> None:
     with_default = Schema(Type.STRING, optional=True, default="d")
     schema = struct_schema([("a", STRING), ("b", with_default), ("n", INT64)])
-    assert payload_around(schema, {"a": HOLE, "b": "set", "n": 5}) == (b'{"a":', b',"b":"set","n":5}')
-    assert payload_around(schema, {"a": HOLE, "b": None, "n": 5}) is None  # replace.null.with.default decides
-    assert payload_around(schema, {"a": HOLE, "b": "x", "n": 2**63}) is None  # beyond int64
-    assert payload_around(schema, {"a": "x", "b": "x", "n": 1}) is None  # no hole
-    assert payload_around(schema, {"a": HOLE, "b": "x", "n": 1.5}) is None  # not an int
+    assert payload_parts(schema, {"a": HOLE, "b": "set", "n": 5}) == ((b'{"a":', b',"b":"set","n":5}'), (HOLE,))
+    assert payload_parts(schema, {"a": HOLE, "b": None, "n": 5}) is None  # replace.null.with.default decides
+    assert payload_parts(schema, {"a": HOLE, "b": None, "n": 5}, defaults=True) == (
+        (b'{"a":', b',"b":"d","n":5}'), (HOLE,))  # unless the caller writes for that setting
+    assert payload_parts(schema, {"a": HOLE, "b": "x", "n": 2**63}) is None  # beyond int64
+    assert payload_parts(schema, {"a": "x", "b": "x", "n": 1}) == ((b'{"a":"x","b":"x","n":1}',), ())  # no hole
+    assert payload_parts(schema, {"a": HOLE, "b": "x", "n": 1.5}) is None  # not an int
 
 
 def test_strict_quoted_is_the_strict_text_as_a_json_string() -> None:
