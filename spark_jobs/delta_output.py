@@ -252,6 +252,18 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
     return batch.summary(plan.batch, {t: n for t, n in rows.items() if t in batch.topics}), committed
 
 
+def _rows_written(spark: SparkSession, path: str, written: DataFrame) -> int:
+    """The rows the last commit of the table at ``path`` wrote, from its ``numOutputRows`` metric (read from the
+    commit file on the driver) instead of counting ``written``, the rows it wrote, again: that count was two Spark
+    jobs more per new table. Counted when the commit has no metrics (``spark.databricks.delta.history.
+    metricsEnabled`` off)."""
+    last = DeltaTable.forPath(spark, path).history(1).select("operationMetrics").first()
+    metrics = last[0] if last is not None else None
+    if metrics and metrics.get("numOutputRows") is not None:
+        return int(metrics["numOutputRows"])
+    return written.count()
+
+
 def _among_keys(spark: SparkSession, source: DataFrame) -> Column:
     """``t._key`` among the keys of the MERGE's ``source`` (collected on the driver's JVM): the same rows as
     ``t._key = s._key`` alone, but a condition on the target only, which Spark applies to the table's rows as it
@@ -366,7 +378,7 @@ def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: st
     if not DeltaTable.isDeltaTable(spark, path):
         with session_conf(spark, {_STATS_COLUMNS: TABLE_STATS}):
             tables.materialized(documents, merged).write.format("delta").mode("append").save(path)
-        return merged.json(), ("new", documents.count())
+        return merged.json(), ("new", _rows_written(spark, path, documents))
     if recovering and committed(spark, path, plan):
         log.info("batch %s: table %s already has it", plan.batch, topic)
         return merged.json(), None
