@@ -4,12 +4,13 @@ the cache; no network at run time)."""
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping, Sequence
 
 from pyspark.sql import SparkSession
 
-__all__ = ["LOCAL_CONF", "session"]
+__all__ = ["LOCAL_CONF", "quiet_py4j", "session"]
 
 DEBUGGING = ("spark.python.sql.dataFrameDebugging.enabled", "false")
 LOCAL_CONF = {
@@ -44,9 +45,19 @@ def kafka_jars() -> list[str]:
     return fetch()
 
 
+def quiet_py4j() -> None:
+    """py4j's INFO lines left out (WARNING and above kept) unless its logger's level was set. They say that a
+    connection to the JVM opened or closed, also from a connection's ``__del__`` at interpreter exit, when a
+    handler's stream may be closed already (a "--- Logging error ---" trace after the run)."""
+    logger = logging.getLogger("py4j")
+    if logger.level == logging.NOTSET:
+        logger.setLevel(logging.WARNING)
+
+
 def session(master: str | None = None, jars: Sequence[str] | None = None,
             conf: Mapping[str, str] | None = None) -> SparkSession:
     """The active session under spark-submit, else a new local one (``master`` default ``local[2]``)."""
+    quiet_py4j()
     if master is None and "PYSPARK_GATEWAY_PORT" in os.environ:  # launched by spark-submit: use its settings
         active = SparkSession.builder.getOrCreate()
         if active.conf.get(DEBUGGING[0], None) is None:  # and the call sites off unless the user set them
