@@ -218,6 +218,17 @@ class JsonConverter:
             return compiled.envelope + payload + b"}"
         return payload
 
+    def written_envelope(self, schema: Schema) -> tuple[bytes, bytes] | None:
+        """What this converter writes around a payload written ahead for ``schema`` (a
+        :class:`~connect.api.records.PreparedRecords` row's): its envelope naming the schema and the closing brace,
+        or nothing without schemas. None where such a payload is not sent as it is: with
+        ``replace.null.with.default`` off (a payload written ahead may hold a null field's default)."""
+        if not self.replace_null:
+            return None
+        if not self.schemas_enabled:
+            return b"", b""
+        return self._compiled(schema).envelope, b"}"
+
     def projection(self, schema: Schema, holder: Schema) -> Callable[[Struct], bytes | None] | None:
         """A writer of the struct ``schema`` whose field values are read from a Struct of ``holder`` (which has
         fields of the same names): the bytes :meth:`from_connect_data` gives for ``Struct(schema)`` holding them,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, MutableSequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, overload
 
 from connect.api.data import Schema
 
@@ -43,6 +43,97 @@ class SourceRecord:
     value: Any
     timestamp: int | None = None
     headers: tuple[Header, ...] = ()
+
+
+PreparedRow = tuple[str, Schema | None, bytes | None, Schema | None, bytes | None, Mapping[str, Any] | None,
+                    Mapping[str, Any] | None, tuple[Header, ...], Callable[[Any], SourceRecord], Any]
+"""A record written ahead by its task (:class:`PreparedRecords`): (topic, key schema, key payload, value schema,
+value payload, source partition, source offset, headers, the function that makes its SourceRecord from the row,
+anything else that function needs). A prepared record has no Kafka partition or timestamp of its own. A payload is
+the JSON a JsonConverter writes after ``"payload":`` in its envelope for that schema and value, the same under every
+setting of it but ``replace.null.with.default`` off; None with its schema None: a null key or value (a tombstone's);
+None with a schema: the record goes through the converters."""
+
+
+class PreparedRecords(MutableSequence[SourceRecord]):
+    """The records of one poll, some of them prepared: kept as :data:`PreparedRow` (their key's and value's JSON
+    written by the task) instead of Connect values, which only a reader needs. Reading a record (indexing,
+    iterating) makes its SourceRecord from the row, once: it replaces the row, so every reader of the poll sees
+    the same SourceRecords, equal to what the task would have made. A worker whose converters send such payloads
+    as they are, with no transformation, sends the rows (``rows``) without making them."""
+
+    __slots__ = ("rows",)
+
+    def __init__(self, records: Iterable[SourceRecord] = ()) -> None:
+        self.rows: list[SourceRecord | PreparedRow] = list(records)
+
+    def add_prepared(self, row: PreparedRow) -> None:
+        """Add a prepared record."""
+        self.rows.append(row)
+
+    def record(self, index: int) -> SourceRecord:
+        """The record at ``index`` (made from its row if it is one)."""
+        row = self.rows[index]
+        if type(row) is tuple:
+            made = row[8](row)
+            self.rows[index] = made
+            return made
+        assert isinstance(row, SourceRecord)
+        return row
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @overload
+    def __getitem__(self, index: int) -> SourceRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> PreparedRecords: ...
+
+    def __getitem__(self, index: int | slice) -> SourceRecord | PreparedRecords:
+        if isinstance(index, slice):
+            part = PreparedRecords()
+            part.rows = self.rows[index]
+            return part
+        return self.record(index)
+
+    @overload
+    def __setitem__(self, index: int, value: SourceRecord) -> None: ...
+
+    @overload
+    def __setitem__(self, index: slice, value: Iterable[SourceRecord]) -> None: ...
+
+    def __setitem__(self, index: int | slice, value: SourceRecord | Iterable[SourceRecord]) -> None:
+        if isinstance(index, slice):
+            assert not isinstance(value, SourceRecord)
+            self.rows[index] = list(value)
+        else:
+            assert isinstance(value, SourceRecord)
+            self.rows[index] = value
+
+    def __delitem__(self, index: int | slice) -> None:
+        del self.rows[index]
+
+    def insert(self, index: int, value: SourceRecord) -> None:
+        """Insert a record before ``index``."""
+        self.rows.insert(index, value)
+
+    def extend(self, values: Iterable[SourceRecord]) -> None:
+        """Add records (another PreparedRecords' rows as they are)."""
+        if type(values) is PreparedRecords:
+            self.rows.extend(values.rows)
+        else:
+            self.rows.extend(values)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PreparedRecords | list | tuple):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as a list
+
+    def __repr__(self) -> str:
+        return f"PreparedRecords({list(self)!r})"
 
 
 def describe(record: SourceRecord) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
 from connect.api.metrics import Metric
@@ -78,8 +78,9 @@ class SourceTask(ABC):
         """Start with the task config."""
 
     @abstractmethod
-    def poll(self) -> list[SourceRecord] | None:
-        """The next records, or None when there are none right now."""
+    def poll(self) -> Sequence[SourceRecord] | None:
+        """The next records, or None when there are none right now (a list, or a
+        :class:`~connect.api.records.PreparedRecords` whose rows the worker may send as written)."""
 
     def commit(self) -> None:  # noqa: B027 - optional hook
         """Called after offsets were flushed to the offset store."""

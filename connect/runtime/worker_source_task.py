@@ -7,14 +7,14 @@ import logging
 import threading
 import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from connect.api.converter import Converter, HeaderConverter
 from connect.api.errors import ConnectError, RetriableError
 from connect.api.metrics import Metric
-from connect.api.records import SourceRecord
+from connect.api.records import PreparedRecords, PreparedRow, SourceRecord
 from connect.api.task import OffsetStorageReader, SourceTask, TransactionContext
 from connect.api.topics import TopicReaders
 from connect.runtime import log_setup
@@ -92,7 +92,9 @@ class _InFlight(SubmittedRecord):
     direct call per record from the producer's acknowledgement thread)."""
 
     __slots__ = ("record", "task")
-    record: SourceRecord | None  # let go once delivered: it stays tracked (its offset) until the next commit
+    # let go once delivered: it stays tracked (its offset) until the next commit; a prepared row
+    # (WorkerSourceTask._send_rows) becomes its SourceRecord only if its delivery fails
+    record: SourceRecord | PreparedRow | None
     task: WorkerSourceTask
 
     def done(self, error: Any, _message: Any = None, /) -> None:
@@ -104,8 +106,11 @@ class _InFlight(SubmittedRecord):
             task = self.task
             task.task_metrics.written += 1
             if task._commits_records:
+                assert isinstance(record, SourceRecord), "a task that commits records is sent no rows"
                 task._commit_record(record)
             return
+        if isinstance(record, tuple):
+            record = record[8](record)
         self.task._failed_delivery(self, record, error)
 
 
@@ -117,7 +122,7 @@ class _Delegated(_InFlight):
     def done(self, error: Any, _message: Any = None, /) -> None:
         """``task._on_done`` with None or the failure as an exception."""
         record, self.record = self.record, None
-        assert record is not None, "a record's delivery ends once"
+        assert isinstance(record, SourceRecord), "a record's delivery ends once; this task is sent no rows"
         if error is None:
             self.task._on_done(self, record, None)
         else:
@@ -182,7 +187,21 @@ class WorkerSourceTask:
         self._cancelled = False
         self._failed = False
         self.task_metrics = TaskMetrics(task_id.connector, task_id.task)
+        self._envelopes = self._row_envelopes()
         self._thread = threading.Thread(target=self.run, name=f"task-{task_id}", daemon=True)
+
+    def _row_envelopes(self) -> tuple[Callable[[Any], tuple[bytes, bytes] | None],
+                                      Callable[[Any], tuple[bytes, bytes] | None]] | None:
+        """The key and value converters' ``written_envelope`` when prepared rows are sent as written
+        (:meth:`_send_rows`): no transformation, converters that wrap written payloads (JsonConverter), no
+        ``commit_record`` of the task's own and none of the exactly-once task's per-record hooks."""
+        key, value = getattr(self._conv.key, "written_envelope", None), getattr(self._conv.value, "written_envelope",
+                                                                               None)
+        hooks = ("_before_send", "_record_dispatched", "_batch_dispatched", "_on_done")
+        plain = all(getattr(type(self), hook) is getattr(WorkerSourceTask, hook) for hook in hooks)
+        if key is None or value is None or self._chain or self._commits_records or not plain:
+            return None
+        return key, value
 
     def start(self) -> None:
         """Start the task thread."""
@@ -315,7 +334,7 @@ class WorkerSourceTask:
             self._done.set()
 
     def _loop(self) -> None:
-        pending: list[SourceRecord] = []
+        pending: Sequence[SourceRecord] = []
         next_flush = time.monotonic() + self._flush_interval
         while not self._stop.is_set():
             if self._send_error is not None:
@@ -341,7 +360,7 @@ class WorkerSourceTask:
         self._commit_offsets()
         return time.monotonic() + self._flush_interval
 
-    def _poll(self) -> list[SourceRecord]:
+    def _poll(self) -> Sequence[SourceRecord]:
         try:
             started = time.monotonic()
             records = self._task.poll() or []
@@ -352,8 +371,10 @@ class WorkerSourceTask:
             self._stop.wait(RETRY_BACKOFF_S)
             return []
 
-    def _send(self, records: list[SourceRecord]) -> list[SourceRecord]:
+    def _send(self, records: Sequence[SourceRecord]) -> Sequence[SourceRecord]:
         """Send records in order; return the ones not sent because of a retriable error."""
+        if self._envelopes is not None and type(records) is PreparedRecords:
+            return self._send_rows(records)
         # bound once per batch, not looked up per record
         chain, convert, submit, send = self._chain if self._chain else None, self._convert, self._submitted.submit, \
             self._producer.send
@@ -388,6 +409,56 @@ class WorkerSourceTask:
             dispatched(original)
         self._producer.dispatch()
         self._batch_dispatched()
+        return []
+
+    def _send_rows(self, batch: PreparedRecords) -> Sequence[SourceRecord]:
+        """:meth:`_send` of a poll holding prepared rows: a row's key and value are its written payloads in the
+        converters' envelopes (the bytes converting its record gives), its headers the last ones converted. A row
+        that does not fit (a schema a converter does not wrap, other headers) and a plain record are sent by
+        :meth:`_send` as records, one by one."""
+        assert self._envelopes is not None
+        key_envelope, value_envelope = self._envelopes
+        rows, submit, send, topics = batch.rows, self._submitted.submit, self._producer.send, self._topics
+        key_schema: Any = self
+        value_schema: Any = self
+        key_around: tuple[bytes, bytes] | None = None
+        value_around: tuple[bytes, bytes] | None = None
+        for index in range(len(rows)):  # by index: a row may be replaced by its record while sent
+            row = rows[index]
+            if type(row) is tuple:
+                topic, k_schema, k_payload, v_schema, v_payload, partition, offset, headers, _, _ = row
+                if k_schema is not key_schema:
+                    key_schema, key_around = k_schema, None if k_schema is None else key_envelope(k_schema)
+                if v_schema is not value_schema:
+                    value_schema, value_around = v_schema, None if v_schema is None else value_envelope(v_schema)
+                if headers is self._last_headers[0] and (key_around is not None if k_payload is not None
+                                                         else k_schema is None) and \
+                        (value_around is not None if v_payload is not None else v_schema is None):
+                    key = None if k_payload is None else key_around[0] + k_payload + key_around[1]  # type: ignore[index]
+                    value = None if v_payload is None else \
+                        value_around[0] + v_payload + value_around[1]  # type: ignore[index]
+                    if topic not in topics:
+                        topics.add(topic)
+                        self._listener.on_topic(self.id, topic)
+                    submitted = submit(partition, offset)
+                    submitted.record = row  # type: ignore[attr-defined]  # an _InFlight (see _row_envelopes)
+                    submitted.task = self  # type: ignore[attr-defined]
+                    try:
+                        send(topic, value=value, key=key, headers=self._last_headers[1], partition=None,
+                             timestamp_ms=None, on_done=submitted.done)  # type: ignore[attr-defined]
+                    except RetriableError as exc:
+                        log.warning("%s Failed to send record, will retry: %s", self.id, exc)
+                        self._submitted.remove(submitted)
+                        self._producer.dispatch()
+                        return batch[index:]
+                    except ConnectError:
+                        raise
+                    except Exception as exc:
+                        raise ConnectError(f"Failed to send record to {topic}: {exc}") from exc
+                    continue
+            if self._send([batch.record(index)]):  # a retriable failure: this record and the rest again
+                return batch[index:]
+        self._producer.dispatch()
         return []
 
     def _dropped(self, record: SourceRecord) -> None:

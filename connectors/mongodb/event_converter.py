@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from connect.api.data import STRING, LazyStruct, Schema, Struct
-from connect.api.records import Header, SourceRecord
+from connect.api.records import Header, PreparedRecords, PreparedRow, SourceRecord
 from connectors.mongodb import _extjson, extjson, json_writer
 from connectors.mongodb.envelope_writer import MAX_TS_MS, SnapshotPayloads, StreamPayloads
 from connectors.mongodb.fields import FieldSelector
@@ -168,26 +168,47 @@ class ChangeEventConverter:
         value's payload written at once, its values built from ``decode(raw)`` only if something reads them), the
         same as :meth:`to_records` makes of the decoded event; None where the payload cannot be written ahead (the
         caller then decodes the event)."""
-        op, db, coll, token, key_id, full, before, updated, sec, order, wall_ms, raw = scanned
+        records = PreparedRecords()
+        return list(records) if self.prepare_scanned(scanned, decode, records) else None
+
+    def prepare_scanned(self, scanned: Scanned, decode: Callable[[bytes], dict[str, Any]],
+                        records: PreparedRecords) -> bool:
+        """:meth:`scanned_records` added to ``records`` as prepared rows (:data:`~connect.api.records.PreparedRow`:
+        the key's and value's payloads; the records made only if read); False, adding nothing, where the payload
+        cannot be written ahead."""
+        op, db, coll, token, key_id, full, before, updated, sec, order, wall_ms, _ = scanned
         payloads = self._payloads
         ts_ms = wall_ms if wall_ms else sec * 1000
         if payloads is None or not (0 <= order < 2**31 and 0 <= ts_ms < MAX_TS_MS):
-            return None
+            return False
         topic, k_schema, v_schema = self._names(db, coll)
         now = self._clock_ms()
         payload = payloads.write_raw(v_schema, db, coll, op, None if op == "c" else before,
                                      None if op == "d" else full, ts_ms, order, wall_ms, now, updated)
         if payload is None:
-            return None
-        value = LazyStruct(v_schema, payload, partial(self._decoded_values, decode, raw, op, db, coll, now),
-                           defaults_written=True)
-        key = None if key_id is None else _struct(k_schema, {"id": key_id})
-        partition = self._partition
+            return False
+        key = None if key_id is None else b'{"id":%b}' % _extjson.jackson_string(key_id).encode()
+        partition, headers = self._partition, self._headers
         offset = {"sec": sec, "ord": order, "resume_token": token}
-        record = SourceRecord(partition, offset, topic, None, k_schema, key, v_schema, value, None, self._headers)
-        if op != "d" or not self._tombstones:
-            return [record]
-        return [record, SourceRecord(partition, offset, topic, None, k_schema, key, None, None, None, self._headers)]
+        made = (scanned, decode, now)
+        records.add_prepared((topic, k_schema, key, v_schema, payload, partition, offset, headers,
+                              self._scanned_record, made))
+        if op == "d" and self._tombstones:
+            records.add_prepared((topic, k_schema, key, None, None, partition, offset, headers,
+                                  self._scanned_record, made))
+        return True
+
+    def _scanned_record(self, row: PreparedRow) -> SourceRecord:
+        """The SourceRecord of a row of :meth:`prepare_scanned`."""
+        topic, k_schema, _, v_schema, payload, partition, offset, headers, _, made = row
+        scanned, decode, now = made
+        key = None if scanned[4] is None else _struct(k_schema, {"id": scanned[4]})  # type: ignore[arg-type]
+        if v_schema is None:  # the tombstone after a delete
+            return SourceRecord(partition, offset, topic, None, k_schema, key, None, None, None, headers)
+        assert payload is not None
+        value = LazyStruct(v_schema, payload, partial(self._decoded_values, decode, scanned[-1], scanned[0],
+                                                      scanned[1], scanned[2], now), defaults_written=True)
+        return SourceRecord(partition, offset, topic, None, k_schema, key, v_schema, value, None, headers)
 
     def _decoded_values(self, decode: Callable[[bytes], dict[str, Any]], raw: bytes, op: str, db: str, coll: str,
                         now: int) -> dict[str, Any]:

@@ -17,14 +17,14 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pymongo.errors import NotPrimaryError, PyMongoError
 
 from connect.api.errors import ConnectError, DataError
 from connect.api.metrics import Metric
-from connect.api.records import SourceRecord
+from connect.api.records import PreparedRecords, SourceRecord
 from connect.api.task import SourceTask
 from connectors.mongodb import connection, sharding, snapshot
 from connectors.mongodb.config import MongoDbConfig, SnapshotMode
@@ -224,7 +224,7 @@ class MongoDbConnectorTask(SourceTask):
         log.warning("[%s] Change stream%s failed, resuming from the last position in %.1f s: %s", self.tag,
                     rs_label(stream), self._backoff.remaining(), exc)
 
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> Sequence[SourceRecord] | None:
         """Up to ``max.batch.size`` events' records; returns after ``poll.interval.ms`` when idle."""
         if self._stopped:
             return None
@@ -241,7 +241,7 @@ class MongoDbConnectorTask(SourceTask):
         if wait > 0:
             self._stopping.wait(min(wait, interval))
             return None
-        records: list[SourceRecord] = []
+        records = PreparedRecords()
         share = max(self.config.max_batch_size // len(self.streams), 1)
         timeout = interval / len(self.streams)
         for stream in self.streams:
@@ -260,7 +260,7 @@ class MongoDbConnectorTask(SourceTask):
             except DataError as exc:
                 raise ConnectError(f"[{self.tag}] {exc}") from exc
         if self._signals is not None and not self._snapshots.active:
-            records = self._signals.after_batch(records)
+            self._signals.after_batch(records)  # in place
             if (blocking := self._signals.take_blocking()) is not None:
                 self._snapshots.start_blocking(self.streams[0], blocking)
         return records or None

@@ -18,7 +18,7 @@ from bson import Timestamp
 from pymongo.errors import PyMongoError
 
 from connect.api.errors import DataError
-from connect.api.records import SourceRecord
+from connect.api.records import PreparedRecords, SourceRecord
 from connectors.mongodb.capture_config import FullUpdateType
 from connectors.mongodb.config import CaptureMode, CaptureScope, CollectionFilter, MongoDbConfig
 from connectors.mongodb.connection import Fault, classify
@@ -207,10 +207,11 @@ class StreamCapture:
         if fetcher is not None:
             fetcher.stop()
 
-    def take(self, max_events: int, timeout: float) -> list[SourceRecord]:
-        """The records of up to ``max_events`` events (raises the stream's error after the events before it)."""
+    def take(self, max_events: int, timeout: float) -> PreparedRecords:
+        """The records of up to ``max_events`` events (raises the stream's error after the events before it); a
+        scanned event's records prepared (``ChangeEventConverter.prepare_scanned``)."""
         assert self._fetcher is not None
-        records: list[SourceRecord] = []
+        records = PreparedRecords()
         asked = time.monotonic()
         events = self._fetcher.take(max_events, timeout)
         took_ms = int((time.monotonic() - asked) * 1000)
@@ -245,7 +246,7 @@ class StreamCapture:
                 self.signals.stamp(records, len(records) - 1)
         return records
 
-    def _take_scanned(self, scanned: Scanned, records: list[SourceRecord]) -> None:
+    def _take_scanned(self, scanned: Scanned, records: PreparedRecords) -> None:
         """:meth:`_emit` of a scanned data event (the decoder scans only where transaction metadata and field
         selection are off): its records made from the scanned fields, else, when the signals need the event,
         from the decoded event."""
@@ -262,16 +263,16 @@ class StreamCapture:
             self.metrics.count("NumberOfEventsFiltered")
             return
         try:
-            converted = self.events.scanned_records(scanned, self._decoder.decode)
+            prepared = self.events.prepare_scanned(scanned, self._decoder.decode, records)
         except Exception:  # the decoding path converts it again and deals with the failure
             log.debug("[%s] A scanned event is converted again from its decoded form", self.label, exc_info=True)
-            converted = None
-        if converted is None:
+            prepared = False
+        if not prepared:
             self._record(self._decoder.decode(scanned[-1]), records)
             return
-        self._emitted(converted, records, op, scanned[10] or scanned[8] * 1000, db, coll)
+        self._emitted([], records, op, scanned[10] or scanned[8] * 1000, db, coll)
 
-    def _emit(self, event: dict[str, Any], records: list[SourceRecord]) -> None:
+    def _emit(self, event: dict[str, Any], records: PreparedRecords) -> None:
         start = len(records)
         self._record(event, records)
         if self.signals is not None:
@@ -280,7 +281,7 @@ class StreamCapture:
             records.extend(self.signals.on_event(event, lambda: Position.from_event(event).to_offset()))
             self.signals.stamp(records, start)
 
-    def _record(self, event: dict[str, Any], records: list[SourceRecord]) -> None:
+    def _record(self, event: dict[str, Any], records: PreparedRecords) -> None:
         previous = self.position() if self.transactions is not None else None
         self.resume_token, self._last_event, self._scanned = event["_id"], event, None
         op = OPERATIONS.get(event.get("operationType", ""))
@@ -309,7 +310,7 @@ class StreamCapture:
             return
         self._emitted(converted, records, op, ts_ms, db, coll)
 
-    def _emitted(self, converted: list[SourceRecord], records: list[SourceRecord], op: str, ts_ms: int, db: str,
+    def _emitted(self, converted: list[SourceRecord], records: PreparedRecords, op: str, ts_ms: int, db: str,
                  coll: str) -> None:
         """An event's records added, its operation and ``source.ts_ms`` (and collection) kept for the metrics,
         counted once per take (StreamingMetrics.events)."""

@@ -16,7 +16,7 @@ import dataclasses
 import functools
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, MutableSequence
 from typing import Any
 
 from connect.api.records import SourceRecord
@@ -98,7 +98,7 @@ class SignalDispatcher:
             return []
         return self.incremental.on_event(event, offset)
 
-    def after_batch(self, records: list[SourceRecord]) -> list[SourceRecord]:
+    def after_batch(self, records: MutableSequence[SourceRecord]) -> MutableSequence[SourceRecord]:
         """Read Kafka signals and the next incremental chunk (the records were stamped as they were made)."""
         if self._reader is not None and time.monotonic() >= self._next_kafka_poll:
             self._next_kafka_poll = time.monotonic() + self._settings.poll_interval_ms / 1000
@@ -113,7 +113,7 @@ class SignalDispatcher:
             records.extend(incremental.take_notifications())  # no offset: stamping leaves them alone
         return records
 
-    def stamp(self, records: list[SourceRecord], start: int = 0) -> None:
+    def stamp(self, records: MutableSequence[SourceRecord], start: int = 0) -> None:
         """Put the signal position and the incremental snapshot's state as they are NOW on ``records[start:]``, in
         place. Called as records are made, so a committed offset never claims more than the records before it
         delivered (a record stamped with the end of a chunk whose ``r`` records come later could lose them); an

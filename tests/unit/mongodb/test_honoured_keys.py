@@ -14,6 +14,7 @@ from bson import Timestamp
 from bson.raw_bson import RawBSONDocument
 
 from connect.api.errors import ConnectError, DataError
+from connect.api.records import PreparedRecords, SourceRecord
 from connectors.mongodb import config as mongo_config
 from connectors.mongodb.event_converter import ChangeEventConverter
 from connectors.mongodb.streaming.capture import StreamCapture
@@ -46,11 +47,11 @@ def _event(doc_id: int) -> dict[str, Any]:
             "documentKey": {"_id": doc_id}, "fullDocument": {"_id": doc_id}}
 
 
-def _records(capture: StreamCapture) -> list[Any]:
-    records: list[Any] = []
+def _records(capture: StreamCapture) -> list[SourceRecord]:
+    records = PreparedRecords()
     for doc_id in (1, 2, 3):
         capture._record(_event(doc_id), records)
-    return records
+    return list(records)
 
 
 def test_fail_mode_fails_with_the_position_and_the_way_out() -> None:

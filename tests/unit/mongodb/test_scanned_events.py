@@ -17,7 +17,7 @@ from bson.raw_bson import RawBSONDocument
 
 from connect.api.data import LazyStruct, Schema, Struct
 from connect.api.errors import DataError
-from connect.api.records import SourceRecord
+from connect.api.records import PreparedRecords, SourceRecord
 from connectors.mongodb import _extjson
 from connectors.mongodb import config as mongo_config
 from connectors.mongodb.event_converter import ChangeEventConverter
@@ -243,8 +243,8 @@ def test_a_capture_scanning_events_emits_and_stands_where_a_decoding_one_does(si
     event = {**events[0], "_id": {"_data": "82FFFE"}}  # one more event, taken directly: the position after it
     raw = RawEvent(bson.encode(event), RAW)
     assert scanning._decoder is not None and decoding._decoder is not None
-    scanning._take_scanned(cast(Scanned, scanning._decoder.read(raw)), [])
-    decoding._emit(decoding._decoder.event(raw), [])
+    scanning._take_scanned(cast(Scanned, scanning._decoder.read(raw)), PreparedRecords())
+    decoding._emit(decoding._decoder.event(raw), PreparedRecords())
     for capture in (scanning, decoding):
         assert capture.position() == Position.from_event(event).to_offset()
         assert capture.resume_token == event["_id"]
