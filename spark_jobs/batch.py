@@ -99,6 +99,7 @@ class Batch:
     tombstones: int
     topics: tuple[str, ...]
     started: float
+    one_partition: bool = False  # at most one Kafka partition of each topic read (tables.last_positions)
 
     @property
     def events(self) -> int:
@@ -153,8 +154,10 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
             F.count(F.lit(1)).alias("records"), F.count_if(F.col("reason").isNotNull()).alias("rejects"),
             F.count_if(F.col("reason").isNull() & F.col("tombstone")).alias("tombstones")).first()
     assert counts is not None
-    topics = tuple(sorted({r.topic for r in ranges if r.end > r.start}))
-    return Batch(changes, counts["records"], counts["rejects"], counts["tombstones"], topics, started)
+    read = [r.topic for r in ranges if r.end > r.start]
+    topics = tuple(sorted(set(read)))
+    return Batch(changes, counts["records"], counts["rejects"], counts["tombstones"], topics, started,
+                 len(read) == len(topics))
 
 
 def table_schema(spark: SparkSession, documents: DataFrame, latest: DataFrame, stored: str | None,

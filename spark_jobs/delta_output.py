@@ -224,7 +224,8 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
             # positions of tables.last_positions: the full run's latest events and parse schema step 5.5 s of JVM
             # CPU against 7.9 s, medians of 3 interleaved full runs; benchmarks/results.md 2026-11-29)
             latest = tables.merge_documents(
-                tables.latest_events(batch.changes, broadcast=batch.broadcast_positions)).persist(CACHE)
+                tables.latest_events(batch.changes, broadcast=batch.broadcast_positions,
+                                     one_partition=batch.one_partition)).persist(CACHE)
             try:
                 for topic in batch.topics:
                     step = time.monotonic()

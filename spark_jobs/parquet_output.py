@@ -62,7 +62,8 @@ def _write(spark: SparkSession, store: OutputStore, options: MaterializeOptions,
     changes = batch.changes
     tables.rejects(changes, batch_number).write.parquet(str(store.work / "rejects"))
     tables.change_log(changes).write.partitionBy("topic", "date").parquet(str(store.work / "changes"))
-    latest = tables.latest_events(changes, broadcast=batch.broadcast_positions).persist(CACHE)
+    latest = tables.latest_events(changes, broadcast=batch.broadcast_positions,
+                                  one_partition=batch.one_partition).persist(CACHE)
     new_schemas, rows = dict(stored), {}
     try:
         for topic in batch.topics:

@@ -50,7 +50,7 @@ def change_log(changes: DataFrame) -> DataFrame:
         F.to_date(F.coalesce(source_ts, F.timestamp_millis("ts_ms"), F.col("kafka_ts"))).alias("date"))
 
 
-def latest_events(changes: DataFrame, broadcast: bool = False) -> DataFrame:
+def latest_events(changes: DataFrame, broadcast: bool = False, one_partition: bool = False) -> DataFrame:
     """Per (topic, key): the last event that decides the state: c/r, u with a full document, d or a tombstone.
     An update without ``after`` (``capture.mode=change_streams``, or a document deleted before the lookup)
     does not change the state.
@@ -69,10 +69,11 @@ def latest_events(changes: DataFrame, broadcast: bool = False) -> DataFrame:
     the documents are neither sorted nor shuffled), then the deciding rows are joined to them. With
     ``broadcast`` the positions (one small row per key) are broadcast, so the rows and their documents are never
     shuffled; without it Spark picks the join by its size estimate (a sort-merge join that shuffles the
-    documents when the cached rows look large)."""
+    documents when the cached rows look large). ``one_partition``: the caller knows that ``changes`` hold at most
+    one Kafka partition of each topic (see :func:`last_positions`)."""
     deciding = usable(changes).where(
         F.col("tombstone") | F.col("op").isin("c", "r", "d") | ((F.col("op") == "u") & F.col("after").isNotNull()))
-    last = last_positions(deciding)
+    last = last_positions(deciding, one_partition)
     if broadcast:
         last = F.broadcast(last)
     # the chosen row takes the position that placed it (a tombstone its delete's), which later runs compare with
@@ -81,9 +82,11 @@ def latest_events(changes: DataFrame, broadcast: bool = False) -> DataFrame:
         "connect_schema")
 
 
-def last_positions(deciding: DataFrame) -> DataFrame:
+def last_positions(deciding: DataFrame, one_partition: bool = False) -> DataFrame:
     """``(topic, key, partition, offset)`` of the last deciding event of each key (see :func:`latest_events`), with
-    its source position ``source_ts_ms``/``source_ord`` (a tombstone's: its delete's; null without any)."""
+    its source position ``source_ts_ms``/``source_ord`` (a tombstone's: its delete's; null without any).
+    ``one_partition``: the rows hold at most one Kafka partition of each topic, so the per-partition aggregate is
+    already one row per key and the second one (across partitions, a shuffle of one row per key) is left out."""
     # Per partition: the last offset, and the source position of the last event that has one (the highest offset
     # among the rows with a ``ts_ms``; without any, no ``ts_ms`` and the highest ``ord``). Aggregates of longs
     # only (max, max_by), so Spark hashes them: a max of structs (offset, ts_ms, ord) made it sort the batch's
@@ -92,9 +95,12 @@ def last_positions(deciding: DataFrame) -> DataFrame:
     per_partition = deciding.groupBy("topic", "key", "partition").agg(
         F.max("offset").alias("offset"), F.max(at).alias("at"), F.max_by("source_ts_ms", at).alias("ts_ms"),
         F.max_by("source_ord", at).alias("ord_at"), F.max("source_ord").alias("ord_max"))
+    ord_chosen = F.when(F.col("at").isNotNull(), F.col("ord_at")).otherwise(F.col("ord_max"))
+    if one_partition:
+        return per_partition.select("topic", "key", "partition", "offset", F.col("ts_ms").alias("source_ts_ms"),
+                                    ord_chosen.alias("source_ord"))
     across = per_partition.groupBy("key", "topic").agg(  # key first: the sort before it compares keys by prefix
-        F.max(F.struct(F.col("ts_ms"), F.when(F.col("at").isNotNull(), F.col("ord_at")).otherwise(F.col("ord_max"))
-                       .alias("ord"), F.col("partition"), F.col("offset"))).alias("last"))
+        F.max(F.struct(F.col("ts_ms"), ord_chosen.alias("ord"), F.col("partition"), F.col("offset"))).alias("last"))
     return across.select("topic", "key", F.col("last.partition").alias("partition"),
                          F.col("last.offset").alias("offset"), F.col("last.ts_ms").alias("source_ts_ms"),
                          F.col("last.ord").alias("source_ord"))

@@ -80,6 +80,19 @@ def test_broadcast_positions_give_the_same_table(spark: Any) -> None:
     assert table_documents(_table(spark, frame, broadcast=True)) == table_documents(_table(spark, frame))
 
 
+def test_one_partition_positions_are_the_two_aggregates_positions(spark: Any) -> None:
+    """A batch of one partition per topic leaves the aggregate across partitions out: the same deciding rows, with
+    the same source positions (a tombstone's taken from its delete), as with it."""
+    changes = decode(kafka_frame(spark, json_records(_events())))
+
+    def rows(one_partition: bool) -> list[Any]:
+        latest = tables.latest_events(changes, one_partition=one_partition)
+        return sorted(latest.collect(), key=lambda r: (r["topic"], r["key"]))
+
+    both = rows(False)
+    assert rows(True) == both and any(r["tombstone"] and r["source_ts_ms"] is not None for r in both)
+
+
 def test_change_log_has_one_row_per_event(spark: Any) -> None:
     changes = decode(kafka_frame(spark, json_records(_events())))
     log = tables.change_log(changes)
