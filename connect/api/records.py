@@ -67,8 +67,8 @@ class PreparedRecords(MutableSequence[SourceRecord]):
     def __init__(self, records: Iterable[SourceRecord] = ()) -> None:
         self.rows: list[SourceRecord | PreparedRow] = list(records)
 
-    def add_prepared(self, row: PreparedRow) -> None:
-        """Add a prepared record."""
+    def add(self, row: SourceRecord | PreparedRow) -> None:
+        """Add a record or a prepared row."""
         self.rows.append(row)
 
     def record(self, index: int) -> SourceRecord:

@@ -191,10 +191,10 @@ class ChangeEventConverter:
         partition, headers = self._partition, self._headers
         offset = {"sec": sec, "ord": order, "resume_token": token}
         made = (scanned, decode, now)
-        records.add_prepared((topic, k_schema, key, v_schema, payload, partition, offset, headers,
+        records.add((topic, k_schema, key, v_schema, payload, partition, offset, headers,
                               self._scanned_record, made))
         if op == "d" and self._tombstones:
-            records.add_prepared((topic, k_schema, key, None, None, partition, offset, headers,
+            records.add((topic, k_schema, key, None, None, partition, offset, headers,
                                   self._scanned_record, made))
         return True
 
@@ -260,6 +260,12 @@ class ChangeEventConverter:
         or ``last`` on the final record), ``ord`` is -1 and ``ts_ms`` the time it was read. An incremental
         snapshot's record (``marker`` ``incremental``) has, as Debezium's, the stream position of ``offset`` in its
         source: ``ts_ms`` its cluster time's seconds, ``ord`` its increment."""
+        return record_of(self.snapshot_row(doc, db, coll, offset, marker))
+
+    def snapshot_row(self, doc: Mapping[str, Any] | bytes, db: str, coll: str, offset: Mapping[str, Any],
+                     marker: str = "true") -> SourceRecord | PreparedRow:
+        """:meth:`snapshot_record` as a prepared row (:data:`~connect.api.records.PreparedRow`: its key's and value's
+        payloads; the record made only if read) where its payload is written ahead, else the record."""
         topic, k_schema, v_schema = self._names(db, coll)
         now = self._clock_ms()
         ts_ms, order = now, -1
@@ -271,17 +277,26 @@ class ChangeEventConverter:
         image = doc if selected is None else selected.image(doc)
         template = self._snapshot_template(v_schema, db, coll, marker, ts_ms, order, now)
         source = template[0]
-        value: Struct
+        key_id = json_writer.relaxed_id(doc, self._plus)
         if template[1] is not None:  # the payload written around the document's quoted after
             after = json_writer.strict_quoted(image, self._plus)
-            value = LazyStruct(v_schema, template[1] + after + template[2],
-                               partial(_snapshot_values, after, source, now))
-        else:
-            value = _struct(v_schema, {"after": json_writer.strict(image, self._plus),
-                                       "source": _struct(SOURCE_SCHEMA, dict(source)), "op": "r", "ts_ms": now})
-        key = _struct(k_schema, {"id": json_writer.relaxed_id(doc, self._plus)})
-        return SourceRecord(self._partition, dict(offset), topic, None, k_schema, key, v_schema, value, None,
-                            self._headers)
+            return (topic, k_schema, b'{"id":%b}' % _extjson.jackson_string(key_id).encode(), v_schema,
+                    b"".join((template[1], after, template[2])), self._partition, dict(offset), self._headers,
+                    self._snapshot_row_record, (key_id, after, source, now))
+        value = _struct(v_schema, {"after": json_writer.strict(image, self._plus),
+                                   "source": _struct(SOURCE_SCHEMA, dict(source)), "op": "r", "ts_ms": now})
+        return SourceRecord(self._partition, dict(offset), topic, None, k_schema, _struct(k_schema, {"id": key_id}),
+                            v_schema, value, None, self._headers)
+
+    @staticmethod
+    def _snapshot_row_record(row: PreparedRow) -> SourceRecord:
+        """The SourceRecord of a row of :meth:`snapshot_row`."""
+        topic, k_schema, _, v_schema, payload, partition, offset, headers, _, made = row
+        key_id, after, source, now = made
+        assert k_schema is not None and v_schema is not None and payload is not None
+        value = LazyStruct(v_schema, payload, partial(_snapshot_values, after, source, now))
+        return SourceRecord(partition, offset, topic, None, k_schema, _struct(k_schema, {"id": key_id}), v_schema,
+                            value, None, headers)
 
     def _snapshot_template(self, v_schema: Schema, db: str, coll: str, marker: str, ts_ms: int, order: int,
                            now: int) -> tuple[dict[str, Any], bytes | None, bytes]:
@@ -302,8 +317,11 @@ class ChangeEventConverter:
         self._last_template = ((v_schema, db, coll, marker, ts_ms, order, now), template)
         return template
 
-    def with_snapshot_marker(self, record: SourceRecord, marker: str, offset: Mapping[str, Any]) -> SourceRecord:
-        """``record`` with ``source.snapshot`` set to ``marker`` and another offset (the final snapshot record)."""
+    def with_snapshot_marker(self, record: SourceRecord | PreparedRow, marker: str,
+                             offset: Mapping[str, Any]) -> SourceRecord:
+        """``record`` (or the one a row stands for) with ``source.snapshot`` set to ``marker`` and another offset
+        (the final snapshot record)."""
+        record = record_of(record)
         value = record.value
         source = value.get("source")
         new_source = _struct(SOURCE_SCHEMA, {**source.values, "snapshot": marker})
@@ -376,6 +394,11 @@ class ChangeEventConverter:
 
 
 _new = object.__new__
+
+
+def record_of(row: SourceRecord | PreparedRow) -> SourceRecord:
+    """The record a prepared row stands for (a record as it is)."""
+    return row[8](row) if type(row) is tuple else row  # type: ignore[return-value]
 
 
 def _struct(schema: Schema, values: dict[str, Any]) -> Struct:

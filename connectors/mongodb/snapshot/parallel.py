@@ -26,7 +26,7 @@ from typing import Any
 
 from pymongo.errors import OperationFailure, PyMongoError
 
-from connect.api.records import SourceRecord
+from connect.api.records import PreparedRecords, PreparedRow, SourceRecord
 from connectors.mongodb import _extjson
 from connectors.mongodb.event_converter import ChangeEventConverter
 from connectors.mongodb.notifications import DISABLED, NotificationService
@@ -87,7 +87,7 @@ class ParallelSnapshot:
         self._stop = threading.Event()
         self._workers: list[threading.Thread] = []
         self._ended = 0
-        self._held: SourceRecord | None = None
+        self._held: SourceRecord | PreparedRow | None = None  # the last record emitted, held for its marker
         self._running = self._progress_offset(progress.encode()) if settings.resumable \
             else self._position.to_offset()
         self._stats: dict[str, _Stats] = {}
@@ -297,12 +297,12 @@ class ParallelSnapshot:
         finally:
             cursor.close()
 
-    def poll(self, timeout: float = 0.5) -> list[SourceRecord] | None:
+    def poll(self, timeout: float = 0.5) -> PreparedRecords | None:
         """The next records; ``[]`` while waiting; None once everything was emitted (the last batch before
         that carries the record marked ``last``). Raises the first error of a reading thread."""
         if self.finished is not None:
             return None
-        out, self._pending = self._pending, []
+        out, self._pending = PreparedRecords(self._pending), []
         wait = timeout
         while len(out) < self._settings.batch:
             try:
@@ -325,17 +325,18 @@ class ParallelSnapshot:
         return out
 
     def _emit(self, ns: str, index: int, docs: Sequence[Mapping[str, Any] | bytes], done: bool,
-              out: list[SourceRecord]) -> None:
+              out: PreparedRecords) -> None:
         db, _, coll = ns.partition(".")
         if ns not in self._announced:
             self._announced.add(ns)
             out.extend(self._notifications.initial("IN_PROGRESS", {"current_collection_in_progress": ns}))
         running = self._running
         held = self._held
+        add, row_of = out.add, self._events.snapshot_row
         for doc in docs:
             if held is not None:
-                out.append(held)
-            held = self._events.snapshot_record(doc, db, coll, running)
+                add(held)
+            held = row_of(doc, db, coll, running)
         self.rows_scanned += len(docs)
         self.rows_by_collection[ns] = self.rows_by_collection.get(ns, 0) + len(docs)
         self.last_emit_ms = time.time_ns() // 1_000_000
@@ -358,7 +359,7 @@ class ParallelSnapshot:
             log.info("[%s] Snapshot of %s completed: %s documents in %.1f s (%.0f documents/s)",
                      self._name, ns, stats.emitted, elapsed, stats.emitted / elapsed)
 
-    def _finish(self, out: list[SourceRecord]) -> list[SourceRecord] | None:
+    def _finish(self, out: PreparedRecords) -> PreparedRecords | None:
         self.finished = time.monotonic()
         if self._held is not None:
             out.append(self._events.with_snapshot_marker(self._held, "last", self._position.to_offset()))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from bson import json_util
@@ -60,7 +60,7 @@ class SnapshotRunner:
         if self._running is None and self._due is None:
             self._due = time.monotonic() + delay_ms / 1000
 
-    def poll(self) -> list[SourceRecord] | None:
+    def poll(self) -> Sequence[SourceRecord] | None:
         """The next records of the running snapshot; starts the next one when due."""
         if self._running is None:
             self._start_when_due()

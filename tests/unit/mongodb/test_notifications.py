@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from connect.api.records import PreparedRecords
 from connectors.mongodb import config as mongo_config
 from connectors.mongodb import debezium_keys
 from connectors.mongodb.notifications import (
@@ -109,12 +110,12 @@ def test_initial_snapshot_notifications_in_order() -> None:
     snap = ParallelSnapshot(object(), [("db", "a"), ("db", "b")], ChangeEventConverter(topic_prefix="p", run_id="r"),
                             Position(1, 1, None).to_offset(), SnapshotProgress(), SnapshotSettings(), "c|task-0",
                             service)
-    out: list[Any] = list(snap._pending)
+    out = PreparedRecords(snap._pending)
     snap._progress.plan("db.a", [])
     snap._progress.plan("db.b", [])
     snap._emit("db.a", 0, [{"_id": 1}, {"_id": 2}], True, out)
     snap._emit("db.b", 0, [], True, out)
-    out.extend(snap._finish([]) or [])
+    out.extend(snap._finish(PreparedRecords()) or [])
     kinds = [(r.topic, r.value.get("type") if r.topic == "n" else r.value.get("op")) for r in out]
     assert kinds == [("n", "STARTED"), ("n", "IN_PROGRESS"), ("p.db.a", "r"), ("n", "TABLE_SCAN_COMPLETED"),
                      ("n", "IN_PROGRESS"), ("n", "TABLE_SCAN_COMPLETED"), ("p.db.a", "r"), ("n", "COMPLETED")]

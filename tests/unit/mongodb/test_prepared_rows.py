@@ -10,6 +10,7 @@ from typing import Any
 
 import bson
 import pytest
+from bson.raw_bson import RawBSONDocument
 
 from connect.api.errors import RetriableError
 from connect.api.records import PreparedRecords, SourceRecord
@@ -23,7 +24,7 @@ from connectors.mongodb.releases import RELEASES
 from converters.header import SimpleHeaderConverter
 from converters.json import JsonConverter
 from tests.unit.connect.support import IdleTask, QuietProducer, offset_store
-from tests.unit.mongodb.test_envelope_writer import NOW, change_events
+from tests.unit.mongodb.test_envelope_writer import NOW, change_events, documents
 from tests.unit.mongodb.test_scanned_events import DECODER, more_events, scannable
 
 Sent = tuple[str, bytes | None, bytes | None, list[tuple[str, bytes]], int | None, int | None]
@@ -121,6 +122,25 @@ def test_rows_sent_as_written_are_the_records_converted(tmp_path: Path, release:
     sent_as_written = settings.get("replace.null.with.default") != "false"
     # sent as written, the rows were never made into records; else they were read as records
     assert any(type(row) is tuple for poll in polls for row in poll.rows) is sent_as_written
+
+
+@pytest.mark.parametrize("settings", [{}, {"schemas.enable": "false"}, {"replace.null.with.default": "false"}])
+def test_snapshot_rows_sent_as_written_are_the_records_converted(tmp_path: Path, settings: dict[str, str]) -> None:
+    events = ChangeEventConverter(topic_prefix='pre"fix', run_id="r", clock_ms=lambda: NOW, written_payloads=True)
+    rows, records = PreparedRecords(), []
+    for marker, offset in (("true", {"initsync": True}), ("last", {"sec": 5, "ord": 1}),
+                           ("incremental", {"sec": 1_700_000_000, "ord": 3, "resume_token": "x"})):
+        for doc in documents():
+            for given in (doc, RawBSONDocument(bson.encode(doc)), bson.encode(doc)):
+                row = events.snapshot_row(given, "db", "coll é", offset, marker)
+                assert type(row) is tuple
+                rows.add(row)
+                records.append(events.snapshot_record(given, "db", "coll é", offset, marker))
+    rows_producer, records_producer = _Recording(), _Recording()
+    assert not _runner(tmp_path / "rows", settings, rows_producer)._send(rows)
+    assert not _runner(tmp_path / "records", settings, records_producer)._send(records)
+    assert rows_producer.sent == records_producer.sent and len(rows_producer.sent) == len(records)
+    assert rows == records
 
 
 def test_a_row_whose_delivery_failed_fails_the_task_as_its_record(tmp_path: Path) -> None:
