@@ -242,8 +242,8 @@ class RdKafkaProducer:
                 self._producer.produce(topic, value, key, -1 if partition is None else partition,
                                        on_delivery=on_done, timestamp=timestamp_ms or 0,  # type: ignore[arg-type]
                                        headers=headers or None)  # type: ignore[arg-type]
-                if self._idle:  # the acks thread waits for a first record: this one
-                    self._wake.set()
+                if self._idle and not self._wake.is_set():  # the acks thread waits for a first record: this one
+                    self._wake.set()  # (once: Event.set takes a lock and notifies, ~1 us, the check a read)
                 return
             except BufferError:
                 deadline = deadline or time.monotonic() + self._max_block
