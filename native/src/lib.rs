@@ -224,25 +224,12 @@ fn scan_event<'py>(py: Python<'py>, raw: &Bound<'py, PyBytes>, plus_exponent: bo
     Ok(Some(PyTuple::new(py, items)?))
 }
 
-/// The documents of a raw batch (BSON documents one after the other, as ``find_raw_batches`` hands them out),
-/// each as its own bytes.
+/// A ``find``/``getMore`` reply of a raw-batch cursor taken apart: (the reply with its batch array left empty,
+/// the batch's documents each as its own bytes).
 #[pyfunction]
-fn split_documents<'py>(py: Python<'py>, batch: &[u8]) -> PyResult<Vec<Bound<'py, PyBytes>>> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < batch.len() {
-        if batch.len() - at < 5 {
-            return Err(invalid("truncated document in a batch"));
-        }
-        let size = i32::from_le_bytes([batch[at], batch[at + 1], batch[at + 2], batch[at + 3]]);
-        let size = usize::try_from(size).map_err(|_| invalid("negative document size in a batch"))?;
-        if size < 5 || size > batch.len() - at || batch[at + size - 1] != 0 {
-            return Err(invalid("bad document size in a batch"));
-        }
-        out.push(PyBytes::new(py, &batch[at..at + size]));
-        at += size;
-    }
-    Ok(out)
+fn cursor_reply<'py>(py: Python<'py>, raw: &[u8]) -> PyResult<(Bound<'py, PyBytes>, Vec<Bound<'py, PyBytes>>)> {
+    let (rest, docs) = writer::cursor_reply(raw).map_err(invalid)?;
+    Ok((PyBytes::new(py, &rest), docs.into_iter().map(|doc| PyBytes::new(py, doc)).collect()))
 }
 
 /// The bytes of the embedded document named ``name`` in ``raw``; None when there is none (or it is not a document).
@@ -273,7 +260,7 @@ fn _extjson(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_event, m)?)?;
     m.add_function(wrap_pyfunction!(relaxed_id, m)?)?;
     m.add_function(wrap_pyfunction!(embedded, m)?)?;
-    m.add_function(wrap_pyfunction!(split_documents, m)?)?;
+    m.add_function(wrap_pyfunction!(cursor_reply, m)?)?;
     m.add_function(wrap_pyfunction!(java_double, m)?)?;
     m.add_function(wrap_pyfunction!(unwrap::unwrap_document, m)?)?;
     m.add_function(wrap_pyfunction!(unwrap::jackson_string, m)?)?;

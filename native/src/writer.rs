@@ -577,3 +577,55 @@ pub fn embedded<'a>(raw: &'a [u8], name: &str) -> R<Option<&'a [u8]>> {
     }
     Ok(None)
 }
+
+/// A ``find``/``getMore`` reply taken apart for a raw-batch cursor: the reply with its cursor's batch array
+/// (``firstBatch``/``nextBatch``) left empty, so the rest (``ok``, the cursor's ``id`` and ``ns``,
+/// ``$clusterTime``, ``operationTime``, an error) is small to decode, and the batch's documents, each as its own
+/// bytes. A reply without a cursor comes back whole, with no documents.
+pub fn cursor_reply(raw: &[u8]) -> R<(Vec<u8>, Vec<&[u8]>)> {
+    let mut rest = Vec::with_capacity(256);
+    rest.extend_from_slice(&[0, 0, 0, 0]);
+    let mut docs = Vec::new();
+    let base = raw.as_ptr() as usize;
+    for element in Elements::new(raw)? {
+        let element = element?;
+        let start = element.name.as_ptr() as usize - base - 1;
+        let end = element.value.as_ptr() as usize - base + element.value.len();
+        if element.tag != 0x03 || element.name != "cursor" {
+            rest.extend_from_slice(&raw[start..end]);
+            continue;
+        }
+        let cursor = element.value;
+        let inner = cursor.as_ptr() as usize;
+        let at = rest.len();
+        rest.extend_from_slice(&raw[start..element.value.as_ptr() as usize - base]); // tag and name
+        rest.extend_from_slice(&[0, 0, 0, 0]);
+        for field in Elements::new(cursor)? {
+            let field = field?;
+            if field.tag == 0x04 && (field.name == "firstBatch" || field.name == "nextBatch") {
+                for item in Elements::new(field.value)? {
+                    let item = item?;
+                    if item.tag != 0x03 {
+                        return Err("a cursor batch element is not a document");
+                    }
+                    docs.push(item.value);
+                }
+                rest.push(0x04);
+                rest.extend_from_slice(field.name.as_bytes());
+                rest.extend_from_slice(&[0, 5, 0, 0, 0, 0]); // the name's NUL, then an empty array
+                continue;
+            }
+            let from = field.name.as_ptr() as usize - inner - 1;
+            let to = field.value.as_ptr() as usize - inner + field.value.len();
+            rest.extend_from_slice(&cursor[from..to]);
+        }
+        rest.push(0);
+        let size = ((rest.len() - at) - (element.value.as_ptr() as usize - base - start)) as i32;
+        let len_at = at + (element.value.as_ptr() as usize - base - start);
+        rest[len_at..len_at + 4].copy_from_slice(&size.to_le_bytes());
+    }
+    rest.push(0);
+    let len = (rest.len() as i32).to_le_bytes();
+    rest[..4].copy_from_slice(&len);
+    Ok((rest, docs))
+}

@@ -27,12 +27,12 @@ from typing import Any
 from pymongo.errors import OperationFailure, PyMongoError
 
 from connect.api.records import PreparedRecords, PreparedRow, SourceRecord
-from connectors.mongodb import _extjson
 from connectors.mongodb.event_converter import ChangeEventConverter
 from connectors.mongodb.notifications import DISABLED, NotificationService
 from connectors.mongodb.position import Position
 from connectors.mongodb.snapshot.bson_order import NO_SERVER_BOUND, range_filter, sort_key, type_rank
 from connectors.mongodb.snapshot.progress import RangeState, SnapshotProgress
+from connectors.mongodb.snapshot.raw_cursor import document_batches
 from connectors.mongodb.streaming.raw_events import plain
 
 log = logging.getLogger(__name__)
@@ -270,15 +270,16 @@ class ParallelSnapshot:
 
     def _batches(self, ns: str, db: str, coll: str, query: Mapping[str, Any]) -> Iterator[list[bytes]]:
         """The documents of one range in ``_id`` order, batch by batch from ONE cursor (``snapshot.fetch.size``
-        per batch), each document as its BSON bytes: the server's batches are taken raw and cut by the compiled
-        module, so no Python object is made per document here (the compiled writer takes the bytes).
+        per batch), each document as its BSON bytes: the server's replies are cut by the compiled module
+        (:mod:`.raw_cursor`), so no Python object but the bytes is made per document here (the compiled writer
+        takes the bytes).
 
         The ``_id`` index is hinted: the range is then walked in index order whatever other index a filter
         override could use, with no in-memory sort (MongoDB's would be bounded by 100 MB). A server that refuses
         the hint before the first document (no ``_id`` index, as a view) is asked again without it."""
         hinted = ns not in self._unhinted
         collection = self._client[db][coll]
-        cursor = collection.find_raw_batches(query, batch_size=self._settings.fetch_size or self._settings.chunk_size)
+        cursor = document_batches(collection, query, self._settings.fetch_size or self._settings.chunk_size)
         cursor = cursor.sort("_id", 1)
         if hinted:
             cursor = cursor.hint([("_id", 1)])
@@ -286,7 +287,7 @@ class ParallelSnapshot:
         try:
             for batch in cursor:
                 read = True
-                yield _extjson.split_documents(batch)
+                yield batch
         except OperationFailure as exc:
             if read or not hinted:
                 raise

@@ -112,12 +112,22 @@ def test_strict_quoted_is_the_strict_text_as_a_json_string() -> None:
         assert _extjson.strict_quoted(raw) == _extjson.jackson_string(_extjson.strict(raw)).encode()
 
 
-def test_split_documents_cuts_a_raw_batch() -> None:
+@pytest.mark.parametrize("batch", ["firstBatch", "nextBatch"])
+def test_cursor_reply_cuts_a_find_or_get_more_reply(batch: str) -> None:
     docs = [bson.encode(d) for d in documents()]
-    assert _extjson.split_documents(b"".join(docs)) == docs
-    assert _extjson.split_documents(b"") == []
+    reply = {"cursor": {batch: [bson.decode(d) for d in docs], "id": Int64(2**40), "ns": "db.c é"}, "ok": 1.0,
+             "$clusterTime": {"clusterTime": Timestamp(7, 8)}, "operationTime": Timestamp(7, 8)}
+    rest, cut = _extjson.cursor_reply(bson.encode(reply))
+    assert cut == docs
+    assert bson.decode(rest) == {**reply, "cursor": {batch: [], "id": 2**40, "ns": "db.c é"}}
+    empty = bson.encode({"cursor": {"id": Int64(0), "ns": "a.b", batch: []}, "ok": 1})
+    assert _extjson.cursor_reply(empty) == (empty, [])
+    error = bson.encode({"ok": 0.0, "errmsg": "no", "code": 2})
+    assert _extjson.cursor_reply(error) == (error, [])
     with pytest.raises(ValueError, match="invalid BSON"):
-        _extjson.split_documents(b"".join(docs)[:-1])
+        _extjson.cursor_reply(bson.encode({"cursor": {batch: [1, 2]}, "ok": 1}))
+    with pytest.raises(ValueError, match="invalid BSON"):
+        _extjson.cursor_reply(bson.encode(reply)[:-1])
 
 
 def change_events() -> list[dict[str, Any]]:
