@@ -12,7 +12,8 @@ for one update with its ``updateDescription``):
   RawBSONDocument), Extended JSON by ``_extjson`` from the images' bytes;
 * ``scanned event, payload written ahead``: a plain data event as the connector reads it now when its values go
   to a JsonConverter (``Decoder.read`` with ``scan`` on: read in one pass by ``_extjson.scan_event``, never
-  decoded; the value's payload written by ``fill_payload``).
+  decoded; the value's payload written by ``fill_payload``, key and value kept as a prepared row, no
+  SourceRecord made, which the send path below sends as written).
 
 Then the task thread's whole per-event work without I/O (``+ worker send path``): the raw-images way (and the
 scanned way), then
@@ -46,7 +47,7 @@ from bson.raw_bson import RawBSONDocument
 
 from benchmarks.backlog_drain import document
 from connect.api.metrics import Metric
-from connect.api.records import SourceRecord
+from connect.api.records import PreparedRecords, SourceRecord
 from connect.api.task import SourceTask
 from connect.runtime.worker_source_task import Converters, DeliveryCallback, TaskStatusListener, WorkerSourceTask
 from connect.storage.config_state import ConnectorTaskId
@@ -103,7 +104,8 @@ def ways() -> dict[str, Callable[[bytes], Any]]:
 
 def scanned() -> Callable[[bytes], Any]:
     """The event read as the connector reads a plain data event now (``Decoder.read`` with ``scan`` on: never
-    decoded), its value's payload written ahead for a JsonConverter (``scanned_records``)."""
+    decoded), its key's and value's payloads written ahead for a JsonConverter in a prepared row
+    (``prepare_scanned``), which the worker's send path sends as written (``WorkerSourceTask._send_rows``)."""
     conv = ChangeEventConverter(topic_prefix="bench", run_id="run", clock_ms=lambda: 1_800_000_000_000,
                                 written_payloads=True)
     decoder = Decoder(DECODED)
@@ -111,7 +113,12 @@ def scanned() -> Callable[[bytes], Any]:
 
     def work(raw: bytes) -> Any:
         event = decoder.read(RawBSONDocument(raw, RAW))
-        return conv.scanned_records(event, decoder.decode) if isinstance(event, tuple) else conv.to_records(event)
+        if isinstance(event, tuple):
+            records = PreparedRecords()
+            if conv.prepare_scanned(event, decoder.decode, records):
+                return records
+            event = decoder.decode(event[-1])
+        return conv.to_records(event)
 
     return work
 

@@ -60,12 +60,13 @@ class SubmittedRecords:
         if partition is None or offset is None:
             record = self._type(NO_OFFSET, {})
         else:
-            record = self._type(self._key(partition), offset)
-        with self._lock:
-            queue = self._queues.get(record.key)
-            if queue is None:
-                queue = self._queues[record.key] = deque()
-            queue.append(record)
+            last = self._last
+            record = self._type(last[1] if last is not None and last[0] is partition else self._key(partition), offset)
+        queue = self._queues.get(record.key)
+        if queue is None:
+            with self._lock:  # a new partition: the dict changes, which committable iterates under the lock
+                queue = self._queues.setdefault(record.key, deque())
+        queue.append(record)  # a deque's append and popleft are atomic: committable pops the other end
         return record
 
     def remove(self, record: SubmittedRecord) -> None:
