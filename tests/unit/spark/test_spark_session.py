@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from spark_jobs.session import quiet_py4j
+from spark_jobs.session import DRIVER_GC, driver_gc, quiet_py4j
 
 
 @pytest.fixture
@@ -30,3 +30,26 @@ def test_a_level_the_user_set_stays(py4j_logger: logging.Logger) -> None:
     py4j_logger.setLevel(logging.DEBUG)
     quiet_py4j()
     assert py4j_logger.level == logging.DEBUG
+
+
+@pytest.fixture
+def no_user_jvm_options(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> pytest.MonkeyPatch:
+    for name in ("PYSPARK_SUBMIT_ARGS", "JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path))  # no spark-defaults.conf there
+    return monkeypatch
+
+
+def test_the_driver_runs_the_parallel_collector_beside_the_jit_choice(no_user_jvm_options: pytest.MonkeyPatch) -> None:
+    assert driver_gc({}) == DRIVER_GC
+    assert driver_gc({"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1"}) == DRIVER_GC
+
+
+@pytest.mark.parametrize("where", ["conf", "submit", "tool"])
+def test_the_users_jvm_options_are_kept(no_user_jvm_options: pytest.MonkeyPatch, where: str) -> None:
+    conf = {"spark.driver.extraJavaOptions": "-Xss4m"} if where == "conf" else {}
+    if where == "submit":
+        no_user_jvm_options.setenv("PYSPARK_SUBMIT_ARGS", "--driver-java-options -Xss4m pyspark-shell")
+    if where == "tool":
+        no_user_jvm_options.setenv("JAVA_TOOL_OPTIONS", "-XX:+UseG1GC")
+    assert driver_gc(conf) is None
