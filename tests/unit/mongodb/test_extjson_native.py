@@ -179,6 +179,17 @@ def test_random_double_bits_match_java_double() -> None:
         assert _extjson.java_double(value) == extjson.java_double(value)
 
 
+def test_random_doubles_of_the_plain_layout_match_java_double() -> None:
+    """[1e-3, 1e7), where Java writes no exponent (the compiled writer copies Ryu's text there), and around it."""
+    rng = random.Random(11)
+    values = [10 ** rng.uniform(-4, 8) for _ in range(20000)] + [round(rng.uniform(0, 1000), 2) for _ in range(5000)]
+    values += [math.nextafter(edge, direction) for edge in (1e-3, 1e7) for direction in (0.0, math.inf)]
+    values += [1e-3, 1e7, float(2**23), 1234567.0, 0.1 + 0.2]
+    for value in values:
+        for signed in (value, -value):
+            assert _extjson.java_double(signed) == extjson.java_double(signed)
+
+
 def _element(tag: int, name: str, value: bytes) -> bytes:
     return bytes([tag]) + name.encode() + b"\x00" + value
 
