@@ -49,7 +49,8 @@ from benchmarks.backlog_drain import document
 from connect.api.metrics import Metric
 from connect.api.records import PreparedRecords, SourceRecord
 from connect.api.task import SourceTask
-from connect.runtime.worker_source_task import Converters, DeliveryCallback, TaskStatusListener, WorkerSourceTask
+from connect.runtime.task_contracts import DeliveryCallback, TaskStatusListener
+from connect.runtime.worker_source_task import Converters, WorkerSourceTask
 from connect.storage.config_state import ConnectorTaskId
 from connect.storage.file import FileOffsetStore
 from connectors.mongodb import _extjson, event_converter, extjson, json_writer

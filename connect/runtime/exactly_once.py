@@ -20,7 +20,8 @@ from connect import clients, test_hooks
 from connect.api.errors import ConnectError
 from connect.api.records import SourceRecord
 from connect.runtime.offsets import SubmittedRecord
-from connect.runtime.worker_source_task import SourceProducer, WorkerSourceTask, _Context
+from connect.runtime.task_contracts import SourceProducer
+from connect.runtime.worker_source_task import WorkerSourceTask, _Context
 from connect.storage import codec
 
 log = logging.getLogger(__name__)

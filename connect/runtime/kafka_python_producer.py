@@ -16,7 +16,7 @@ from connect.api.metrics import Metric
 from connect.runtime.producer_metrics import java_client_samples
 
 if TYPE_CHECKING:
-    from connect.runtime.worker_source_task import DeliveryCallback
+    from connect.runtime.task_contracts import DeliveryCallback
 
 
 class KafkaPythonProducer:

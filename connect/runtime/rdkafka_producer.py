@@ -29,7 +29,7 @@ from connect.runtime import log_setup
 from connect.runtime.producer_metrics import ProducerStatistics
 
 if TYPE_CHECKING:
-    from connect.runtime.worker_source_task import DeliveryCallback
+    from connect.runtime.task_contracts import DeliveryCallback
 
 log = logging.getLogger(__name__)
 

@@ -25,10 +25,11 @@ from connect.runtime import exactly_once, log_setup, plugins
 from connect.runtime.error_handling import ErrorHandlingConfig
 from connect.runtime.kafka_python_producer import KafkaPythonProducer
 from connect.runtime.rdkafka_producer import RdKafkaProducer, fence_producers
+from connect.runtime.task_contracts import SourceProducer, TaskStatusListener
 from connect.runtime.transformation_chain import build_chain
 from connect.runtime.worker_config import WorkerConfig, prefixed
 from connect.runtime.worker_metrics import ConnectorView, WorkerMetrics
-from connect.runtime.worker_source_task import Converters, SourceProducer, TaskStatusListener, WorkerSourceTask
+from connect.runtime.worker_source_task import Converters, WorkerSourceTask
 from connect.storage.base import OffsetStore, Status, StatusStore
 from connect.storage.config_state import ConnectorTaskId
 from connect.storage.connector_offsets import ConnectorOffsetStore

@@ -9,7 +9,7 @@ import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from connect.api.converter import Converter, HeaderConverter
 from connect.api.errors import ConnectError, RetriableError
@@ -20,6 +20,7 @@ from connect.api.topics import TopicReaders
 from connect.runtime import log_setup
 from connect.runtime.error_handling import FAILED, ErrorHandlingConfig, RetryWithToleranceOperator, Stage
 from connect.runtime.offsets import OffsetReader, OffsetWriter, SubmittedRecord, SubmittedRecords
+from connect.runtime.task_contracts import SourceProducer, TaskStatusListener
 from connect.runtime.task_metrics import TaskMetrics
 from connect.runtime.topic_readers import TOPIC_READERS
 from connect.runtime.transformation_chain import TransformationChain
@@ -29,62 +30,6 @@ from connect.storage.config_state import ConnectorTaskId
 log = logging.getLogger(__name__)
 
 RETRY_BACKOFF_S = 0.1
-
-
-class DeliveryCallback(Protocol):
-    """A record's delivery callback: ``error`` None once Kafka acknowledged the record, else the failure (an
-    exception, or the client's own error object, which :meth:`SourceProducer.failure` words as one); ``message``
-    is whatever else the client passes (librdkafka's message), unused."""
-
-    def __call__(self, error: Any, message: Any = None, /) -> object:
-        """Called once per record, on any thread."""
-
-
-class SourceProducer(Protocol):
-    """What the loop needs of a producer (librdkafka's or kafka-python's, in :mod:`connect.runtime`)."""
-
-    def send(self, topic: str, *, value: bytes | None, key: bytes | None, headers: list[tuple[str, bytes]],
-             partition: int | None, timestamp_ms: int | None, on_done: DeliveryCallback | None = None) -> None:
-        """Send one record; ``on_done(error)`` (or ``on_done(error, message)``) once Kafka acknowledged it
-        (``error`` None) or it failed, on any thread, possibly before ``send`` returns. The producer calls it
-        directly, so a record costs one call to acknowledge."""
-
-    def failure(self, error: Any) -> BaseException:
-        """The exception for a failure handed to a delivery callback (an exception is returned as is)."""
-
-    def dispatch(self) -> None:
-        """Send what was queued by ``send``."""
-
-    def metrics(self) -> list[Metric]:
-        """The producer's client metrics (Strimzi's ``kafka_producer_*``)."""
-
-    def flush(self, timeout: float | None = None) -> None:
-        """Wait for every record sent so far."""
-
-    def close(self, timeout: float | None = None) -> None:
-        """Release the producer."""
-
-
-class TaskStatusListener:
-    """Receives a task's state changes (implemented by the worker)."""
-
-    def on_startup(self, task_id: ConnectorTaskId) -> None:
-        """The task started."""
-
-    def on_failure(self, task_id: ConnectorTaskId, trace: str) -> None:
-        """The task failed; ``trace`` is the formatted exception."""
-
-    def on_shutdown(self, task_id: ConnectorTaskId) -> None:
-        """The task stopped."""
-
-    def on_pause(self, task_id: ConnectorTaskId) -> None:
-        """The task was paused."""
-
-    def on_resume(self, task_id: ConnectorTaskId) -> None:
-        """The task was resumed."""
-
-    def on_topic(self, task_id: ConnectorTaskId, topic: str) -> None:
-        """The task produced to ``topic`` for the first time (topic tracking)."""
 
 
 class _InFlight(SubmittedRecord):
@@ -376,8 +321,8 @@ class WorkerSourceTask:
         if self._envelopes is not None and type(records) is PreparedRecords:
             return self._send_rows(records)
         # bound once per batch, not looked up per record
-        chain, convert, submit, send = self._chain if self._chain else None, self._convert, self._submitted.submit, \
-            self._producer.send
+        chain, convert, submit, produce = self._chain if self._chain else None, self._convert, \
+            self._submitted.submit, self._produce
         before_send, dispatched, topics = self._before_send, self._record_dispatched, self._topics
         for index, original in enumerate(records):
             record = chain.apply(original, self._errors) if chain is not None else original
@@ -394,22 +339,30 @@ class WorkerSourceTask:
             submitted = submit(record.source_partition, record.source_offset)
             submitted.record = original  # type: ignore[attr-defined]  # an _InFlight (the record type above)
             submitted.task = self  # type: ignore[attr-defined]
-            try:
-                send(topic, value=value, key=key, headers=headers, partition=record.kafka_partition,
-                     timestamp_ms=record.timestamp, on_done=submitted.done)  # type: ignore[attr-defined]
-            except RetriableError as exc:
-                log.warning("%s Failed to send record, will retry: %s", self.id, exc)
-                self._submitted.remove(submitted)
-                self._producer.dispatch()
+            if not produce(submitted, topic, key, value, headers, record.kafka_partition, record.timestamp):
                 return records[index:]
-            except ConnectError:
-                raise
-            except Exception as exc:
-                raise ConnectError(f"Failed to send record to {record.topic}: {exc}") from exc
             dispatched(original)
         self._producer.dispatch()
         self._batch_dispatched()
         return []
+
+    def _produce(self, submitted: SubmittedRecord, topic: str, key: bytes | None, value: bytes | None,
+                 headers: list[tuple[str, bytes]], partition: int | None, timestamp: int | None) -> bool:
+        """Hand a record to the producer; False when the producer refused it for now (a retriable error: the
+        record is forgotten, to be submitted again)."""
+        try:
+            self._producer.send(topic, value=value, key=key, headers=headers, partition=partition,
+                                timestamp_ms=timestamp, on_done=submitted.done)  # type: ignore[attr-defined]
+        except RetriableError as exc:
+            log.warning("%s Failed to send record, will retry: %s", self.id, exc)
+            self._submitted.remove(submitted)
+            self._producer.dispatch()
+            return False
+        except ConnectError:
+            raise
+        except Exception as exc:
+            raise ConnectError(f"Failed to send record to {topic}: {exc}") from exc
+        return True
 
     def _send_rows(self, batch: PreparedRecords) -> Sequence[SourceRecord]:
         """:meth:`_send` of a poll holding prepared rows: a row's key and value are its written payloads in the
@@ -418,7 +371,7 @@ class WorkerSourceTask:
         :meth:`_send` as records, one by one."""
         assert self._envelopes is not None
         key_envelope, value_envelope = self._envelopes
-        rows, submit, send, topics = batch.rows, self._submitted.submit, self._producer.send, self._topics
+        rows, submit, produce, topics = batch.rows, self._submitted.submit, self._produce, self._topics
         key_schema: Any = self
         value_schema: Any = self
         key_around: tuple[bytes, bytes] | None = None
@@ -431,30 +384,22 @@ class WorkerSourceTask:
                     key_schema, key_around = k_schema, None if k_schema is None else key_envelope(k_schema)
                 if v_schema is not value_schema:
                     value_schema, value_around = v_schema, None if v_schema is None else value_envelope(v_schema)
-                if headers is self._last_headers[0] and (key_around is not None if k_payload is not None
-                                                         else k_schema is None) and \
-                        (value_around is not None if v_payload is not None else v_schema is None):
-                    key = None if k_payload is None else key_around[0] + k_payload + key_around[1]  # type: ignore[index]
-                    value = None if v_payload is None else \
-                        value_around[0] + v_payload + value_around[1]  # type: ignore[index]
+                # a null key or value (no payload) only where the record's is null (no schema)
+                key_fits = key_around is not None if k_payload is not None else k_schema is None
+                value_fits = value_around is not None if v_payload is not None else v_schema is None
+                if key_fits and value_fits and headers is self._last_headers[0]:
+                    key = None if key_around is None or k_payload is None else \
+                        key_around[0] + k_payload + key_around[1]
+                    value = None if value_around is None or v_payload is None else \
+                        value_around[0] + v_payload + value_around[1]
                     if topic not in topics:
                         topics.add(topic)
                         self._listener.on_topic(self.id, topic)
                     submitted = submit(partition, offset)
                     submitted.record = row  # type: ignore[attr-defined]  # an _InFlight (see _row_envelopes)
                     submitted.task = self  # type: ignore[attr-defined]
-                    try:
-                        send(topic, value=value, key=key, headers=self._last_headers[1], partition=None,
-                             timestamp_ms=None, on_done=submitted.done)  # type: ignore[attr-defined]
-                    except RetriableError as exc:
-                        log.warning("%s Failed to send record, will retry: %s", self.id, exc)
-                        self._submitted.remove(submitted)
-                        self._producer.dispatch()
+                    if not produce(submitted, topic, key, value, self._last_headers[1], None, None):
                         return batch[index:]
-                    except ConnectError:
-                        raise
-                    except Exception as exc:
-                        raise ConnectError(f"Failed to send record to {topic}: {exc}") from exc
                     continue
             if self._send([batch.record(index)]):  # a retriable failure: this record and the rest again
                 return batch[index:]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from connect.api.records import SourceRecord
 from connect.runtime.exactly_once import ExactlyOnceWorkerSourceTask, TransactionBoundary
-from connect.runtime.worker_source_task import DeliveryCallback, TaskStatusListener
+from connect.runtime.task_contracts import DeliveryCallback, TaskStatusListener
 from connect.storage.config_state import ConnectorTaskId
 from tests.unit.connect.support import IdleTask, QuietProducer, json_converters, offset_store
 

@@ -20,9 +20,9 @@ from connect.runtime.herder import Herder
 from connect.runtime.membership import RebalanceListener
 from connect.runtime.reconciler import Reconciler
 from connect.runtime.rest_errors import BadRequestError
+from connect.runtime.task_contracts import SourceProducer
 from connect.runtime.worker import Worker
 from connect.runtime.worker_config import WorkerConfig
-from connect.runtime.worker_source_task import SourceProducer
 from connect.storage.config_state import ConfigState, ConnectorTaskId
 from connect.storage.file import FileOffsetStore
 from connect.storage.memory import MemoryConfigStore, MemoryStatusStore

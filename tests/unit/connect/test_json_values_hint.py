@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from connect.runtime.task_contracts import DeliveryCallback, TaskStatusListener
 from connect.runtime.transformation_chain import TransformationChain, TransformationStage
-from connect.runtime.worker_source_task import Converters, DeliveryCallback, TaskStatusListener, WorkerSourceTask
+from connect.runtime.worker_source_task import Converters, WorkerSourceTask
 from connect.storage.config_state import ConnectorTaskId
 from connectors.mongodb.transforms.extract_new_document_state import ExtractNewDocumentState
 from converters.string import StringConverter

@@ -11,7 +11,8 @@ import pytest
 
 from connect.api.records import SourceRecord
 from connect.runtime.offsets import OffsetReader
-from connect.runtime.worker_source_task import DeliveryCallback, TaskStatusListener, WorkerSourceTask
+from connect.runtime.task_contracts import DeliveryCallback, TaskStatusListener
+from connect.runtime.worker_source_task import WorkerSourceTask
 from connect.storage.config_state import ConnectorTaskId
 from connect.storage.file import FileOffsetStore
 from tests.unit.connect.support import IdleTask, QuietProducer, json_converters, offset_store

@@ -16,7 +16,8 @@ from connect.api.errors import RetriableError
 from connect.api.records import PreparedRecords, SourceRecord
 from connect.runtime.error_handling import ErrorHandlingConfig
 from connect.runtime.offsets import OffsetReader
-from connect.runtime.worker_source_task import Converters, DeliveryCallback, TaskStatusListener, WorkerSourceTask
+from connect.runtime.task_contracts import DeliveryCallback, TaskStatusListener
+from connect.runtime.worker_source_task import Converters, WorkerSourceTask
 from connect.storage.config_state import ConnectorTaskId
 from connectors.mongodb import _extjson
 from connectors.mongodb.event_converter import ChangeEventConverter

@@ -16,8 +16,9 @@ from connect.api.metrics import Metric
 from connect.api.records import SourceRecord
 from connect.api.task import SourceTask
 from connect.runtime.error_handling import ErrorHandlingConfig
+from connect.runtime.task_contracts import TaskStatusListener
 from connect.runtime.transformation_chain import build_chain
-from connect.runtime.worker_source_task import Converters, TaskStatusListener, WorkerSourceTask
+from connect.runtime.worker_source_task import Converters, WorkerSourceTask
 from connect.storage.config_state import ConnectorTaskId
 from connect.storage.file import FileOffsetStore
 from converters.header import SimpleHeaderConverter
