@@ -191,11 +191,9 @@ class ChangeEventConverter:
         partition, headers = self._partition, self._headers
         offset = {"sec": sec, "ord": order, "resume_token": token}
         made = (scanned, decode, now)
-        records.add((topic, k_schema, key, v_schema, payload, partition, offset, headers,
-                              self._scanned_record, made))
+        records.add((topic, k_schema, key, v_schema, payload, partition, offset, headers, self._scanned_record, made))
         if op == "d" and self._tombstones:
-            records.add((topic, k_schema, key, None, None, partition, offset, headers,
-                                  self._scanned_record, made))
+            records.add((topic, k_schema, key, None, None, partition, offset, headers, self._scanned_record, made))
         return True
 
     def _scanned_record(self, row: PreparedRow) -> SourceRecord:
