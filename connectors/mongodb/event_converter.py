@@ -163,19 +163,13 @@ class ChangeEventConverter:
         """Whether values are written ahead for a JsonConverter (``written_payloads``)."""
         return self._payloads is not None
 
-    def scanned_records(self, scanned: Scanned, decode: Callable[[bytes], dict[str, Any]]) -> list[SourceRecord] | None:
-        """The records of a data event outside any session read by ``_extjson.scan_event`` (never decoded: the
-        value's payload written at once, its values built from ``decode(raw)`` only if something reads them), the
-        same as :meth:`to_records` makes of the decoded event; None where the payload cannot be written ahead (the
-        caller then decodes the event)."""
-        records = PreparedRecords()
-        return list(records) if self.prepare_scanned(scanned, decode, records) else None
-
     def prepare_scanned(self, scanned: Scanned, decode: Callable[[bytes], dict[str, Any]],
                         records: PreparedRecords) -> bool:
-        """:meth:`scanned_records` added to ``records`` as prepared rows (:data:`~connect.api.records.PreparedRow`:
-        the key's and value's payloads; the records made only if read); False, adding nothing, where the payload
-        cannot be written ahead."""
+        """The records of a data event outside any session read by ``_extjson.scan_event`` (never decoded), the
+        same as :meth:`to_records` makes of the decoded event, added to ``records`` as prepared rows
+        (:data:`~connect.api.records.PreparedRow`: the key's and value's payloads; the records, whose values are
+        built from ``decode(raw)``, made only if read); False, adding nothing, where the payload cannot be written
+        ahead (the caller then decodes the event)."""
         op, db, coll, token, key_id, full, before, updated, sec, order, wall_ms, _ = scanned
         payloads = self._payloads
         ts_ms = wall_ms if wall_ms else sec * 1000

@@ -270,7 +270,7 @@ class StreamCapture:
         if not prepared:
             self._record(self._decoder.decode(scanned[-1]), records)
             return
-        self._emitted([], records, op, scanned[10] or scanned[8] * 1000, db, coll)
+        self._counted(op, scanned[10] or scanned[8] * 1000, db, coll)
 
     def _emit(self, event: dict[str, Any], records: PreparedRecords) -> None:
         start = len(records)
@@ -312,9 +312,13 @@ class StreamCapture:
 
     def _emitted(self, converted: list[SourceRecord], records: PreparedRecords, op: str, ts_ms: int, db: str,
                  coll: str) -> None:
-        """An event's records added, its operation and ``source.ts_ms`` (and collection) kept for the metrics,
-        counted once per take (StreamingMetrics.events)."""
+        """An event's records added and the event :meth:`_counted`."""
         records.extend(converted)
+        self._counted(op, ts_ms, db, coll)
+
+    def _counted(self, op: str, ts_ms: int, db: str, coll: str) -> None:
+        """An emitted event's operation and ``source.ts_ms`` (and collection) kept for the metrics, counted once
+        per take (StreamingMetrics.events)."""
         self._ops.append(op)
         self._stamps.append(ts_ms)
         if self._namespaces is not None:
