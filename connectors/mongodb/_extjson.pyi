@@ -20,6 +20,19 @@ def scan_event(raw: bytes, plus_exponent: bool = False) -> tuple[str, str, str, 
 def relaxed_id(raw: bytes, plus_exponent: bool = False) -> str | None: ...
 def embedded(raw: bytes, name: str) -> bytes | None: ...
 
+# A change stream's plain data events made prepared rows a run at a time (native/src/stream_rows.rs;
+# connectors/mongodb/streaming/capture.py)
+
+class StreamRows:
+    def __init__(self, plus_exponent: bool = False) -> None: ...
+    def plan(self, db: str, coll: str, op: str, update: bool, kind: int, parts: tuple[bytes, ...] | None = None,
+             topic: str | None = None, key_schema: Any = None, value_schema: Any = None) -> None: ...
+    def run(self, events: list[Any], start: int, rows: list[Any], ops: list[str], stamps: list[int],
+            namespaces: list[str] | None, context: tuple[Any, ...]
+            ) -> tuple[int, int, int, tuple[int, int, str] | None]: ...
+
+def plain_events(events: list[Any], start: int, attribute: str) -> list[bytes]: ...
+
 # ExtractNewDocumentState's compiled path (native/src/unwrap.rs; connectors/mongodb/transforms/document_writer.py)
 
 class DocumentPlan:

@@ -163,14 +163,7 @@ class StreamPayloads:
     def write_raw(self, schema: Schema, db: str, coll: str, op: str, before: bytes | None, after: bytes | None,
                   ts_ms: int, order: int, wall_ms: int, now: int, updated: bytes | None = None) -> bytes | None:
         """:meth:`write` with the images' BSON."""
-        template = (db, coll, op, updated is not None)
-        known = self._parts.get(template)
-        if known is None or known[0] is not schema:
-            known = (schema, self._cut(schema, db, coll, op, updated is not None))
-            if len(self._parts) >= _MAX_TEMPLATES:
-                self._parts.clear()
-            self._parts[template] = known
-        parts = known[1]
+        parts = self.parts(schema, db, coll, op, updated is not None)
         if parts is None:
             return None
         if updated is None:
@@ -178,6 +171,19 @@ class StreamPayloads:
                                                  order, wall_ms or None, now), self._plus)
         return _extjson.fill_payload(parts, (before, after, updated, ts_ms, ts_ms * 1000, ts_ms * 1_000_000,
                                              order, wall_ms or None, now), self._plus, _UPDATED_BIT)
+
+    def parts(self, schema: Schema, db: str, coll: str, op: str, update: bool) -> tuple[bytes, ...] | None:
+        """The constant parts of the payloads of ``db.coll``'s events with ``op`` (and with ``update``, an
+        ``updateDescription`` of updated fields alone) around their holes (:data:`_STREAM_HOLES`, or
+        :data:`_UPDATE_HOLES` with ``update``); None where the envelope cannot be written ahead."""
+        template = (db, coll, op, update)
+        known = self._parts.get(template)
+        if known is None or known[0] is not schema:
+            known = (schema, self._cut(schema, db, coll, op, update))
+            if len(self._parts) >= _MAX_TEMPLATES:
+                self._parts.clear()
+            self._parts[template] = known
+        return known[1]
 
     def _cut(self, schema: Schema, db: str, coll: str, op: str, update: bool) -> tuple[bytes, ...] | None:
         source = {"version": self._version, "connector": "mongodb", "name": self._name, "ts_ms": _TS_MS, "db": db,

@@ -184,16 +184,34 @@ class ChangeEventConverter:
         key = None if key_id is None else b'{"id":%b}' % _extjson.jackson_string(key_id).encode()
         partition, headers = self._partition, self._headers
         offset = {"sec": sec, "ord": order, "resume_token": token}
-        made = (scanned, decode, now)
+        made = (scanned[-1], decode, now)
         records.add((topic, k_schema, key, v_schema, payload, partition, offset, headers, self._scanned_record, made))
         if op == "d" and self._tombstones:
             records.add((topic, k_schema, key, None, None, partition, offset, headers, self._scanned_record, made))
         return True
 
+    def stream_plan(self, db: str, coll: str, op: str, update: bool) -> tuple[tuple[bytes, ...], str, Schema,
+                                                                              Schema] | None:
+        """What ``_extjson.StreamRows`` makes the rows of ``db.coll``'s scanned events with ``op`` (``update``:
+        with updated fields) from, as :meth:`prepare_scanned` makes them: the payload's parts, the topic, the key
+        and value schemas; None where their payloads cannot be written ahead."""
+        if self._payloads is None:
+            return None
+        topic, k_schema, v_schema = self._names(db, coll)
+        parts = self._payloads.parts(v_schema, db, coll, op, update)
+        return None if parts is None else (parts, topic, k_schema, v_schema)
+
+    def rows_context(self, decode: Callable[[bytes], dict[str, Any]]) -> tuple[Any, ...]:
+        """``_extjson.StreamRows.run``'s context for the events taken now: the rows' partition, headers and
+        record function, the decoding function, tombstones, the emit time."""
+        return self._partition, self._headers, self._scanned_record, decode, self._tombstones, self._clock_ms()
+
     def _scanned_record(self, row: PreparedRow) -> SourceRecord:
-        """The SourceRecord of a row of :meth:`prepare_scanned`."""
+        """The SourceRecord of a row of :meth:`prepare_scanned` (or of ``_extjson.StreamRows``)."""
         topic, k_schema, _, v_schema, payload, partition, offset, headers, _, made = row
-        scanned, decode, now = made
+        raw, decode, now = made
+        scanned = _extjson.scan_event(raw, self._plus)
+        assert scanned is not None  # the row was made from it
         key = None if scanned[4] is None else _struct(k_schema, {"id": scanned[4]})  # type: ignore[arg-type]
         if v_schema is None:  # the tombstone after a delete
             return SourceRecord(partition, offset, topic, None, k_schema, key, None, None, None, headers)

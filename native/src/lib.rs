@@ -9,6 +9,7 @@ mod strings;
 mod escape_table;
 mod writer;
 mod unwrap;
+mod stream_rows;
 #[path = "../jackson/src/text.rs"]
 mod jackson_text;
 
@@ -265,5 +266,7 @@ fn _extjson(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(unwrap::unwrap_document, m)?)?;
     m.add_function(wrap_pyfunction!(unwrap::jackson_string, m)?)?;
     m.add_class::<unwrap::DocumentPlan>()?;
+    m.add_class::<stream_rows::StreamRows>()?;
+    m.add_function(wrap_pyfunction!(stream_rows::plain_events, m)?)?;
     Ok(())
 }

@@ -19,6 +19,7 @@ from pymongo.errors import PyMongoError
 
 from connect.api.errors import DataError
 from connect.api.records import PreparedRecords, SourceRecord
+from connectors.mongodb import _extjson
 from connectors.mongodb.capture_config import FullUpdateType
 from connectors.mongodb.config import CaptureMode, CaptureScope, CollectionFilter, MongoDbConfig
 from connectors.mongodb.connection import Fault, classify
@@ -36,6 +37,10 @@ from connectors.mongodb.streaming.transactions import TransactionMonitor, transa
 log = logging.getLogger(__name__)
 
 POLL_AWAIT_MS = 500
+# _extjson.StreamRows: how a run ended (all taken; no plan for the next event; the next takes the Python path) and
+# what a plan makes of its events (filtered out, the Python path, rows)
+ROWS_DONE, ROWS_NO_PLAN, ROWS_PYTHON_PATH = 0, 1, 2
+ROWS_SKIP, ROWS_PYTHON, ROWS_MADE = 0, 1, 2
 
 
 def watch_target(client: Any, config: MongoDbConfig) -> Any:
@@ -87,6 +92,7 @@ class StreamCapture:
         self._scanned: tuple[int, int, str] | None = None
         self._token_text: str | None = None  # the resume token, until decoded
         self._decoder: Decoder | None = None
+        self._rows: _extjson.StreamRows | None = None  # the plain data events' rows, a run at a time (scanning)
         self.start_at: Timestamp | None = None
         self._last_event: dict[str, Any] | None = None
         self._last_offset: dict[str, Any] | None = None
@@ -188,8 +194,10 @@ class StreamCapture:
                                     **options)
         # plain data events skip decoding where nothing but their record needs them (no transaction metadata or
         # field excludes/renames, values written ahead for a JsonConverter; signals idle: checked per event)
+        self._rows = None
         if self.transactions is None and not self.fields.active and self.events.writes_payloads:
             decoder.scan(self.events.plus_exponent)
+            self._rows = _extjson.StreamRows(self.events.plus_exponent)
         self._decoder = decoder
         return stream, decoder
 
@@ -217,10 +225,16 @@ class StreamCapture:
         took_ms = int((time.monotonic() - asked) * 1000)
         if not events:
             self.metrics.poll(True, took_ms)
-        elif POSITION not in events[-1]:
+        elif type(events[-1]) is not dict or POSITION not in events[-1]:
             self.metrics.poll(False, took_ms)
         try:
-            for event in events:
+            index, count = 0, len(events)
+            while index < count:
+                event = events[index]
+                if isinstance(event, bytes):
+                    index = self._take_plain(events, index, records)
+                    continue
+                index += 1
                 if isinstance(event, tuple):
                     self._take_scanned(event, records)
                     continue
@@ -245,6 +259,52 @@ class StreamCapture:
             if self.signals is not None:
                 self.signals.stamp(records, len(records) - 1)
         return records
+
+    def _take_plain(self, events: list[Any], index: int, records: PreparedRecords) -> int:
+        """The records of the plain data events (their bytes) of ``events`` from ``index`` on, made by
+        ``_extjson.StreamRows`` a run at a time as :meth:`_take_scanned` makes them one by one; returns the index
+        of the first event not taken. An event that needs more than its row, and every event while a split event
+        is pending or the signals need the events, takes :meth:`_take_scanned`."""
+        rows, signals = self._rows, self.signals
+        if rows is None or self._merger.pending or (signals is not None and not signals.quiet()):
+            self._take_raw(events[index], records)
+            return index + 1
+        context = self.events.rows_context(self._decoder.decode)  # type: ignore[union-attr]
+        while True:
+            index, status, filtered, last = rows.run(events, index, records.rows, self._ops, self._stamps,
+                                                     self._namespaces, context)
+            if last is not None:
+                self._last_event, self._scanned, self._token_text = None, last, last[2]
+            if filtered:
+                self.metrics.count("NumberOfEventsFiltered", filtered)
+            if status == ROWS_DONE:
+                return index
+            scanned = _extjson.scan_event(events[index], self.events.plus_exponent)
+            if status == ROWS_NO_PLAN and scanned is not None:
+                self._plan(rows, scanned)
+                continue
+            self._take_raw(events[index], records, scanned)
+            return index + 1
+
+    def _plan(self, rows: _extjson.StreamRows, scanned: Scanned) -> None:
+        """The plan of the events like ``scanned`` (collection, operation, update shape): filtered out, the Python
+        path (the signal collection; an envelope not written ahead), or rows."""
+        op, db, coll, update = scanned[0], scanned[1], scanned[2], scanned[7] is not None
+        if self.signals is not None and self.signals.watches(db, coll):
+            rows.plan(db, coll, op, update, ROWS_PYTHON)
+        elif op in self.skipped or not self.captured(db, coll):
+            rows.plan(db, coll, op, update, ROWS_SKIP)
+        elif (plan := self.events.stream_plan(db, coll, op, update)) is None:
+            rows.plan(db, coll, op, update, ROWS_PYTHON)
+        else:
+            rows.plan(db, coll, op, update, ROWS_MADE, *plan)
+
+    def _take_raw(self, raw: bytes, records: PreparedRecords, scanned: Scanned | None = None) -> None:
+        """:meth:`_take_scanned` of the plain data event ``raw``."""
+        scanned = scanned or _extjson.scan_event(raw, self.events.plus_exponent)
+        if scanned is None:  # the fetcher hands out only events the scan reads
+            raise DataError("A change event could not be read again")
+        self._take_scanned(scanned, records)
 
     def _take_scanned(self, scanned: Scanned, records: PreparedRecords) -> None:
         """:meth:`_emit` of a scanned data event (the decoder scans only where transaction metadata and field

@@ -7,7 +7,7 @@ hand-off per event cost more than decoding the event. A stream read as raw BSON 
 only runs getMores and hands each batch over as read (~4 us of its CPU per event instead of ~13), so the next
 getMore leaves as soon as a batch arrives: the server idles between a reply and the next request. The decoding is
 the same CPU on the task's thread (benchmarks/results.md). Events leave as dicts whose document images are still
-raw, or, for a decoder that scans, plain data events as their scanned fields (``raw_events.Scanned``).
+raw, or, for a decoder that scans, plain data events as their BSON bytes (``Decoder.plain_run``).
 """
 
 from __future__ import annotations
@@ -177,14 +177,14 @@ class ChangeStreamFetcher:
             except queue.Full:
                 continue
 
-    def take(self, max_items: int, timeout: float) -> list[dict[str, Any] | Scanned]:
+    def take(self, max_items: int, timeout: float) -> list[dict[str, Any] | Scanned | bytes]:
         """Up to ``max_items`` events, waiting at most ``timeout`` seconds for the first one.
 
         Raises the stream's error once every event read before it has been taken.
         """
         if not self._pending and not self._fill(timeout):
             return []
-        events: list[dict[str, Any] | Scanned] = []
+        events: list[dict[str, Any] | Scanned | bytes] = []
         while len(events) < max_items:
             if not self._pending and not self._fill(None):
                 break
@@ -227,10 +227,20 @@ class ChangeStreamFetcher:
         return True
 
     def _decode_into_pending(self, events: list[Any]) -> None:
-        """The raw events (and the reader's position markers, already dicts) decoded into the pending events; a
-        failure ends them: the events before it are taken, then the failure is raised (as the reader's own)."""
-        decode, pending = self._decoder.read, self._pending  # type: ignore[union-attr]
-        for raw in events:
+        """The raw events (and the reader's position markers, already dicts) decoded into the pending events, a
+        plain data event as its bytes where the decoder scans (:meth:`Decoder.plain_run`); a failure ends them:
+        the events before it are taken, then the failure is raised (as the reader's own)."""
+        decode, plain, pending = self._decoder.read, self._decoder.plain_run, self._pending  # type: ignore[union-attr]
+        index, count = 0, len(events)
+        while index < count:
+            run = plain(events, index)  # plain data events: their bytes, made records as a run by the task
+            if run:
+                pending.extend(run)
+                index += len(run)
+                if index == count:
+                    break
+            raw = events[index]
+            index += 1
             if type(raw) is dict:
                 pending.append(raw)
                 continue

@@ -79,6 +79,10 @@ class RawEvent(RawBSONDocument):
         return super().__getitem__(item)
 
 
+# a RawBSONDocument's bytes: its slot (read without a Python call) where pymongo names it so, else its property
+_RAW_SLOT = "_RawBSONDocument__raw" if "_RawBSONDocument__raw" in vars(RawBSONDocument) else "raw"
+
+
 class ResumeToken(dict[str, Any]):
     """An event's ``_id`` (its resume token) as the :class:`Decoder` hands it out: the decoded document, carrying
     the BSON bytes it was decoded from (``raw``), whose Base64 is the offset's ``resume_token``
@@ -123,6 +127,14 @@ class Decoder:
         """From now on hand out plain data events read by ``_extjson.scan_event`` (``plus_exponent``: the record
         key's doubles with ``E+``); None turns it off."""
         self._scan = plus_exponent
+
+    def plain_run(self, events: list[Any], start: int) -> list[bytes]:
+        """With :meth:`scan` on, the bytes of the raw events of ``events`` from ``start`` on that are plain data
+        events (``_extjson.scan_event`` reads them), up to the first that is not; else none. The task makes their
+        records from those bytes, a run at a time (``_extjson.StreamRows``)."""
+        if self._scan is None:
+            return []
+        return _extjson.plain_events(events, start, _RAW_SLOT)
 
     def read(self, raw: Mapping[str, Any]) -> dict[str, Any] | Scanned:
         """:meth:`event`, or with :meth:`scan` on, a plain data event read in one pass instead."""

@@ -80,10 +80,19 @@ class SignalDispatcher:
         """Whether an event of ``db.coll`` needs nothing of the dispatcher: it is not the signal collection's, no
         incremental snapshot runs (no chunk window to watch, no state to stamp on records) and no Kafka signal
         position rides on the offsets. Such an event may skip :meth:`on_event` and :meth:`stamp`."""
-        if self._signal_offset is not None or f"{db}.{coll}" == self._settings.data_collection:
+        return self.quiet() and not self.watches(db, coll)
+
+    def quiet(self) -> bool:
+        """Whether no incremental snapshot runs and no Kafka signal position rides on the offsets: then only the
+        signal collection's events (:meth:`watches`) need the dispatcher."""
+        if self._signal_offset is not None:
             return False
         incremental = self.incremental
         return incremental is None or (not incremental.running and incremental.idle)
+
+    def watches(self, db: str, coll: str) -> bool:
+        """Whether ``db.coll`` is the signal collection."""
+        return f"{db}.{coll}" == self._settings.data_collection
 
     def on_event(self, event: Mapping[str, Any], offset: Callable[[], Mapping[str, Any]]) -> list[SourceRecord]:
         """Act on a signal-collection insert; feed the watermark algorithm; records it emits now."""

@@ -184,10 +184,10 @@ def test_a_decoder_scans_once_told_to() -> None:
 
 
 def _captured(events: list[dict[str, Any]], scan: bool, signals: str,
-              expected: int) -> tuple[StreamCapture, list[SourceRecord]]:
+              expected: int, rows: bool = False) -> tuple[StreamCapture, list[SourceRecord]]:
     """A capture of ``db.c`` (``signals``: none, an idle dispatcher of ``db.signals``, or one whose Kafka signal
-    position rides on the offsets) that took ``events`` (``expected`` records), scanning plain data events or
-    decoding them all."""
+    position rides on the offsets) that took ``events`` (``expected`` records), scanning plain data events (one by
+    one, or with ``rows`` in runs, as ``StreamCapture._open_stream`` sets it up) or decoding them all."""
     config = mongo_config.MongoDbConfig.parse({"topic.prefix": "p", "mongodb.connection.string": "mongodb://h/",
                                                "collection.include.list": "db.c"})
     partition = {"server_id": "p"}
@@ -204,6 +204,8 @@ def _captured(events: list[dict[str, Any]], scan: bool, signals: str,
     decoder = Decoder(CodecOptions())
     if scan:
         decoder.scan(capture.events.plus_exponent)
+    if rows:
+        capture._rows = _extjson.StreamRows(capture.events.plus_exponent)
     capture._decoder = decoder
     stream = BatchedStream([([RawEvent(bson.encode(event), RAW) for event in events], None)])
     capture._fetcher = ChangeStreamFetcher.open(lambda: (stream, decoder), 8192, f"scan-{scan}")
@@ -236,9 +238,12 @@ def test_a_capture_scanning_events_emits_and_stands_where_a_decoding_one_does(si
     for n, event in enumerate(events):
         event["_id"], event["clusterTime"] = {"_data": f"82{n:04d}"}, Timestamp(1_795_265_284, n + 1)
     expected = 5 if signals == "none" else 6  # the signal collection is captured with signals (else filtered)
-    scanning, scanned = _captured(events, True, signals, expected)
+    scanning, scanned = _captured(events, True, signals, expected, rows=True)
+    one_by_one, scanned_one_by_one = _captured(events, True, signals, expected)
     decoding, decoded = _captured(events, False, signals, expected)
     same_records(scanned, decoded)
+    same_records(scanned_one_by_one, decoded)
+    assert one_by_one.position() == decoding.position() and one_by_one.metrics.counts == decoding.metrics.counts
     assert [type(r.value) for r in scanned if r.topic == "p.db.c"] == \
         [LazyStruct, Struct, LazyStruct, type(None), LazyStruct]
     stamped = {"incremental_snapshot_signal_offset": 7} if signals == "stamping" else {}
