@@ -319,8 +319,17 @@ class RdKafkaProducer:
         except confluent_kafka.KafkaException as exc:
             raise _transaction_error(action, exc) from exc
 
+    def direct_send(self) -> Any:
+        """librdkafka's ``produce`` (``task_contracts.DirectSend``), called with its arguments in their order:
+        topic, value, key, partition, callback, on_delivery, timestamp, headers. Its failures are :meth:`send`'s
+        to deal with: the caller sends the record again through it."""
+        return self._producer.produce
+
     def dispatch(self) -> None:
-        """Nothing to do: librdkafka batches by itself and acknowledgements are served on their own thread."""
+        """librdkafka batches by itself and acknowledgements are served on their own thread: an idle one is woken
+        for records queued by :meth:`direct_send`'s call (which :meth:`send` wakes it for itself)."""
+        if self._idle and not self._wake.is_set():
+            self._wake.set()
 
     def flush(self, timeout: float | None = None) -> None:
         """Wait for every record sent so far (callbacks included)."""

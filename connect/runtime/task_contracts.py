@@ -4,7 +4,7 @@ implements."""
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from connect.api.metrics import Metric
 from connect.storage.config_state import ConnectorTaskId
@@ -42,6 +42,27 @@ class SourceProducer(Protocol):
 
     def close(self, timeout: float | None = None) -> None:
         """Release the producer."""
+
+
+class DirectSend(Protocol):
+    """A producer's own call that queues one record (librdkafka's ``produce``): topic, value, key, partition (-1:
+    the partitioner's), the delivery callback, None, the timestamp (0: none), the headers (None: none). It raises
+    where the record is not queued (a full queue, a record too large): the caller then sends it with
+    :meth:`SourceProducer.send`, which waits or reports as a send does."""
+
+    def __call__(self, topic: str, value: bytes | None, key: bytes | None, partition: int, on_done: DeliveryCallback,
+                 unused: None, timestamp_ms: int, headers: list[tuple[str, bytes]] | None, /) -> object:
+        """Queue the record."""
+
+
+@runtime_checkable
+class DirectSending(Protocol):
+    """A producer whose records can be queued by its client's own call (:class:`DirectSend`), saving the two
+    Python calls of :meth:`SourceProducer.send` per record; its :meth:`SourceProducer.dispatch` then follows a
+    poll's records."""
+
+    def direct_send(self) -> DirectSend | None:
+        """The call, or None where every record must go through ``send``."""
 
 
 class TaskStatusListener:

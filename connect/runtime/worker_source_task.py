@@ -20,7 +20,7 @@ from connect.api.topics import TopicReaders
 from connect.runtime import log_setup
 from connect.runtime.error_handling import FAILED, ErrorHandlingConfig, RetryWithToleranceOperator, Stage
 from connect.runtime.offsets import OffsetReader, OffsetWriter, SubmittedRecord, SubmittedRecords
-from connect.runtime.task_contracts import SourceProducer, TaskStatusListener
+from connect.runtime.task_contracts import DirectSending, SourceProducer, TaskStatusListener
 from connect.runtime.task_metrics import TaskMetrics
 from connect.runtime.topic_readers import TOPIC_READERS
 from connect.runtime.transformation_chain import TransformationChain
@@ -110,6 +110,8 @@ class WorkerSourceTask:
         self._props = dict(props)
         self._conv = converters
         self._producer = producer
+        # the producer's own call for prepared rows (_send_rows), where it has one
+        self._direct = producer.direct_send() if isinstance(producer, DirectSending) else None
         self._listener = listener
         # records in flight are their own delivery callbacks: the common acknowledgement inlined unless a subclass
         # has its own _on_done
@@ -369,9 +371,19 @@ class WorkerSourceTask:
         converters' envelopes (the bytes converting its record gives), its headers the last ones converted. A row
         that does not fit (a schema a converter does not wrap, other headers) and a plain record are sent by
         :meth:`_send` as records, one by one."""
+        try:
+            return self._send_rows_directly(batch)
+        finally:
+            self._producer.dispatch()
+
+    def _send_rows_directly(self, batch: PreparedRecords) -> Sequence[SourceRecord]:
+        """:meth:`_send_rows`' loop: a row goes through the producer's own call where it has one (librdkafka's
+        produce, without :meth:`_produce`'s and ``send``'s calls), else, and where that call refused it, through
+        :meth:`_produce`."""
         assert self._envelopes is not None
         key_envelope, value_envelope = self._envelopes
         rows, submit, produce, topics = batch.rows, self._submitted.submit, self._produce, self._topics
+        direct = self._direct
         key_schema: Any = self
         value_schema: Any = self
         key_around: tuple[bytes, bytes] | None = None
@@ -398,12 +410,18 @@ class WorkerSourceTask:
                     submitted = submit(partition, offset)
                     submitted.record = row  # type: ignore[attr-defined]  # an _InFlight (see _row_envelopes)
                     submitted.task = self  # type: ignore[attr-defined]
+                    if direct is not None:
+                        try:
+                            direct(topic, value, key, -1, submitted.done,  # type: ignore[attr-defined]
+                                   None, 0, self._last_headers[1] or None)
+                            continue
+                        except Exception:  # noqa: BLE001 - not queued: send() waits for room or reports it
+                            pass
                     if not produce(submitted, topic, key, value, self._last_headers[1], None, None):
                         return batch[index:]
                     continue
             if self._send([batch.record(index)]):  # a retriable failure: this record and the rest again
                 return batch[index:]
-        self._producer.dispatch()
         return []
 
     def _dropped(self, record: SourceRecord) -> None:
