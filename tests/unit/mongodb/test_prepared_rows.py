@@ -16,7 +16,7 @@ from connect.api.errors import RetriableError
 from connect.api.records import PreparedRecords, SourceRecord
 from connect.runtime.error_handling import ErrorHandlingConfig
 from connect.runtime.offsets import OffsetReader
-from connect.runtime.task_contracts import DeliveryCallback, TaskStatusListener
+from connect.runtime.task_contracts import DeliveryCallback, DirectSend, TaskStatusListener
 from connect.runtime.worker_source_task import Converters, WorkerSourceTask
 from connect.storage.config_state import ConnectorTaskId
 from connectors.mongodb import _extjson
@@ -174,6 +174,48 @@ def test_a_retried_send_resends_the_rest_of_the_poll(tmp_path: Path) -> None:
     assert len(left) == len(polls[0]) - 3 and type(left) is PreparedRecords
     assert not runner._send(left)
     assert producer.sent == expected.sent
+
+
+class _Direct(_Recording):
+    """A producer with its client's own call (``direct_send``), as librdkafka's: it queues a row's record by
+    itself, but refuses the ``full``-th with BufferError (a full queue), which ``send`` then takes; ``dispatch``
+    counted."""
+
+    def __init__(self, full: int) -> None:
+        super().__init__()
+        self.full, self.direct, self.dispatched = full, 0, 0
+
+    def direct_send(self) -> DirectSend:
+        def produce(topic: str, value: bytes | None, key: bytes | None, partition: int, on_done: DeliveryCallback,
+                    unused: None, timestamp_ms: int, headers: list[tuple[str, bytes]] | None, /) -> None:
+            assert unused is None and partition == -1 and timestamp_ms == 0
+            if len(self.sent) == self.full:
+                self.full = -1
+                raise BufferError("Local: Queue full")
+            self.direct += 1
+            self.sent.append((topic, key, value, list(headers or []), None, None))
+            on_done(None)
+        return produce
+
+    def dispatch(self) -> None:
+        self.dispatched += 1
+
+
+def test_rows_go_to_the_producers_own_call_and_to_send_where_it_refuses_them(tmp_path: Path) -> None:
+    polls = _polls()
+    expected = _Recording()
+    tolerant = ErrorHandlingConfig(tolerance_all=True)  # a delete without documentKey: no key to convert
+    records = _runner(tmp_path / "records", {}, expected, tolerant)
+    for plain in _plain(polls):
+        assert not records._send(plain)
+    producer = _Direct(full=3)
+    runner = _runner(tmp_path / "direct", {}, producer, tolerant)
+    for poll in polls:
+        assert not runner._send(poll)
+    assert producer.sent == expected.sent
+    rows = sum(type(row) is tuple for poll in polls for row in poll.rows)
+    assert producer.direct == rows - 1 and producer.dispatched >= len(polls)  # the refused one went through send
+    assert _committed(runner, tmp_path / "direct") == _committed(records, tmp_path / "records")
 
 
 def test_prepared_records_read_as_the_records_they_stand_for() -> None:
