@@ -2,7 +2,7 @@
 
 Layout under ``--output`` (``file:``, ``s3a:``, ... or a local path)::
 
-    tables/<topic>/     latest state of each collection: one MERGE INTO per batch, keyed on ``_key``
+    tables/<topic>/     latest state of each collection: one commit per batch, keyed on ``_key``
     changes/<topic>/    change log of each collection: append-only, partitioned by ``date``
     rejects/            records that could not be used, with the reason
     _batches/           the batch log: <n>.plan.json before batch n writes, <n>.done.json after
@@ -19,9 +19,12 @@ that way. A batch that is not recovering writes without the transaction: its pla
 the last done marker, so no table can hold it yet, and Delta's check of the transaction (``Snapshot.transactions``,
 a state reconstruction job per write in Delta 4.0) found nothing every time.
 
-The latest-state table costs what the changes cost: the MERGE rewrites only the files holding the keys of the
-batch (deletion vectors mark the old rows). When a batch widens the type of an existing column (long + double ->
-double, conflicting types -> string), the table is rewritten once with the wider types, from ``_raw``.
+The latest-state table costs what the changes cost: a small batch (:data:`SMALL_BATCH_RECORDS`) replaces its keys'
+rows in one ``replaceWhere`` commit after deciding from the stored keys and positions which changes apply
+(:mod:`spark_jobs.delta_replace`); a larger one runs a ``MERGE INTO``, which rewrites only the files holding the
+keys of the batch. Either way deletion vectors mark the old rows. When a batch widens the type of an existing
+column (long + double -> double, conflicting types -> string), the table is rewritten once with the wider types,
+from ``_raw``.
 """
 
 from __future__ import annotations
@@ -36,9 +39,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from delta.tables import DeltaTable
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.classic.column import Column as JvmColumn
 
 from spark_jobs import schema as schemas
 from spark_jobs import tables
@@ -54,6 +56,7 @@ from spark_jobs.batch import (
     small_batch_settings,
     table_schema,
 )
+from spark_jobs.delta_replace import replace_keys
 from spark_jobs.hadoop_fs import HadoopFolder, qualified
 from spark_jobs.kafka_source import KafkaRange, SparkJobError, offset_ranges
 
@@ -265,21 +268,6 @@ def _rows_written(spark: SparkSession, path: str, written: DataFrame) -> int:
     return written.count()
 
 
-def _among_keys(spark: SparkSession, source: DataFrame) -> Column:
-    """``t._key`` among the keys of the MERGE's ``source`` (collected on the driver's JVM): the same rows as
-    ``t._key = s._key`` alone, but a condition on the target only, which Spark applies to the table's rows as it
-    reads them, before the join. The MERGE's outer join keeps every source row, so the source cannot be broadcast:
-    without it the join shuffled every row of the touched files (all of them, keys being spread), documents and
-    all, a cost that grew with the table. An incremental run of 5,082 records on a table of 91,910 rows shuffled
-    2.4 MB (3,880 rows) instead of 57 MB (91,910 rows); warm runs took 0-1 s less JVM CPU in 8 of 8 interleaved
-    pairs (median 10.7 s against 10.9 s; benchmarks/results.md 2026-11-29). Only for a small batch
-    (:data:`SMALL_BATCH_RECORDS`): its keys are few enough to hold and ship with the plan."""
-    jvm = spark._jvm
-    assert jvm is not None
-    keys = getattr(source.select("_key")._jdf, "as")(jvm.org.apache.spark.sql.Encoders.STRING()).collectAsList()
-    return JvmColumn(jvm.org.apache.spark.sql.functions.col("t._key").isInCollection(keys))
-
-
 def _add_columns(spark: SparkSession, path: str, source: Any) -> None:
     """Evolve the table's schema with the fields the batch adds (an empty append with ``mergeSchema``), outside
     the batch's name and transaction id: those belong to the MERGE (a recovering run finding this commit must not
@@ -391,18 +379,18 @@ def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: st
             current = spark.read.format("delta").load(path)
         # same types in the same order: no cast in the MERGE (Delta's evolution cast makes null structs
         # structs of nulls)
+        conformed = source.select(*(schemas.conform(F.col(f"`{f.name}`"), source.schema[f.name].dataType,
+                                                    f.dataType).alias(f.name) for f in current.schema.fields))
+        if sum(r.end - r.start for r in plan.ranges) <= SMALL_BATCH_RECORDS:  # its keys are few enough to list
+            return merged.json(), ("merge", replace_keys(spark, path, current, conformed))
         # persisted: the MERGE's jobs (finding the touched files, writing, deletion vectors) read the typed rows
         # from the first one's cache instead of computing their parse again
-        conformed = source.select(*(schemas.conform(F.col(f"`{f.name}`"), source.schema[f.name].dataType,
-                                                    f.dataType).alias(f.name) for f in current.schema.fields)) \
-            .persist(CACHE)
+        conformed = conformed.persist(CACHE)
         # a change older (by source position) than the stored row leaves it as it is: a later run reading a
         # partition that lagged never undoes a newer state
         newer = tables.applies(F.col("s._source_ts"), F.col("s._source_ord"), F.col("t._source_ts"),
                                F.col("t._source_ord"))
         on = F.col("t._key") == F.col("s._key")
-        if sum(r.end - r.start for r in plan.ranges) <= SMALL_BATCH_RECORDS:
-            on = on & _among_keys(spark, conformed)
         try:
             with session_conf(spark, dict([_MATERIALIZE_SOURCE])):
                 metrics = (DeltaTable.forPath(spark, path).alias("t").merge(conformed.alias("s"), on)
