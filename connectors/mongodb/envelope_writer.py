@@ -20,7 +20,7 @@ built values.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from connect.api.data import Schema, Type
@@ -176,14 +176,7 @@ class StreamPayloads:
         """The constant parts of the payloads of ``db.coll``'s events with ``op`` (and with ``update``, an
         ``updateDescription`` of updated fields alone) around their holes (:data:`_STREAM_HOLES`, or
         :data:`_UPDATE_HOLES` with ``update``); None where the envelope cannot be written ahead."""
-        template = (db, coll, op, update)
-        known = self._parts.get(template)
-        if known is None or known[0] is not schema:
-            known = (schema, self._cut(schema, db, coll, op, update))
-            if len(self._parts) >= _MAX_TEMPLATES:
-                self._parts.clear()
-            self._parts[template] = known
-        return known[1]
+        return _cached(self._parts, (db, coll, op, update), schema, lambda: self._cut(schema, db, coll, op, update))
 
     def _cut(self, schema: Schema, db: str, coll: str, op: str, update: bool) -> tuple[bytes, ...] | None:
         source = {"version": self._version, "connector": "mongodb", "name": self._name, "ts_ms": _TS_MS, "db": db,
@@ -195,6 +188,19 @@ class StreamPayloads:
         if found is None or found[1] != (_UPDATE_HOLES if update else _STREAM_HOLES):
             return None
         return found[0]
+
+
+def _cached(cache: dict[Any, tuple[Schema, tuple[bytes, ...] | None]], key: Any, schema: Schema,
+            cut: Callable[[], tuple[bytes, ...] | None]) -> tuple[bytes, ...] | None:
+    """The parts ``cache`` holds under ``key`` for ``schema``, else ``cut()``'s, kept (at most
+    :data:`_MAX_TEMPLATES` templates: all dropped when full)."""
+    known = cache.get(key)
+    if known is None or known[0] is not schema:
+        known = (schema, cut())
+        if len(cache) >= _MAX_TEMPLATES:
+            cache.clear()
+        cache[key] = known
+    return known[1]
 
 
 class SnapshotPayloads:
@@ -214,14 +220,8 @@ class SnapshotPayloads:
         envelope cannot be written ahead."""
         if not -MAX_TS_MS < ts_ms < MAX_TS_MS:
             return None
-        key = (id(schema), db, coll, marker, order)
-        known = self._parts.get(key)
-        if known is None or known[0] is not schema:
-            known = (schema, self._cut(schema, db, coll, marker, order))
-            if len(self._parts) >= _MAX_TEMPLATES:
-                self._parts.clear()
-            self._parts[key] = known
-        parts = known[1]
+        parts = _cached(self._parts, (id(schema), db, coll, marker, order), schema,
+                        lambda: self._cut(schema, db, coll, marker, order))
         if parts is None:
             return None
         return parts[0], b"".join((parts[1], b"%d" % ts_ms, parts[2], b"%d" % (ts_ms * 1000), parts[3],
