@@ -2,7 +2,7 @@
 //! session whose fields all have the types a server sends, with everything its record needs taken out of its
 //! bytes, so the event is never decoded into Python objects. Anything else is left to the decoding path (None).
 
-use crate::writer::{string_value, u64_at, Elements};
+use crate::writer::{string_value, u64_at, Elements, Flavour, Writer};
 
 /// Python's ``datetime`` range in milliseconds (years 1-9999): a ``wallTime`` outside it is decoded otherwise.
 const MIN_DATETIME_MS: i64 = -62_135_596_800_000;
@@ -137,6 +137,17 @@ pub fn scan(raw: &[u8]) -> Option<Scanned<'_>> {
     }
     let (db, coll) = ns?;
     Some(Scanned { op, db, coll, token: token?, key, full, before, updated: description, sec, inc, wall_ms })
+}
+
+/// The record key's ``id`` text of a ``documentKey`` document: its ``_id`` in compact RELAXED Extended JSON,
+/// ``null`` without one; None where the writer fails (the decoding path then words the error).
+pub fn key_id(key: &[u8], plus_exponent: bool) -> Option<String> {
+    let mut w = Writer::new(Flavour::RelaxedCompact, 64).plus_exponent(plus_exponent);
+    match w.named_value(key, "_id") {
+        Ok(true) => Some(w.finish()),
+        Ok(false) => Some("null".to_owned()),
+        Err(_) => None,
+    }
 }
 
 /// Standard Base64 with padding (the offset's ``resume_token``).

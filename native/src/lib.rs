@@ -198,14 +198,10 @@ fn scan_event<'py>(py: Python<'py>, raw: &Bound<'py, PyBytes>, plus_exponent: bo
     };
     let key = match event.key {
         None => None,
-        Some(key) => {
-            let mut w = Writer::new(Flavour::RelaxedCompact, 64).plus_exponent(plus_exponent);
-            match w.named_value(key, "_id") {
-                Ok(true) => Some(w.finish()),
-                Ok(false) => Some("null".to_owned()),
-                Err(_) => return Ok(None),
-            }
-        }
+        Some(key) => match event::key_id(key, plus_exponent) {
+            Some(text) => Some(text),
+            None => return Ok(None),
+        },
     };
     let bytes = |b: &[u8]| PyBytes::new(py, b);
     let items: [PyObject; 12] = [

@@ -13,7 +13,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
 use crate::event::{self, Scanned};
 use crate::jackson_text::{push_int, push_jackson_string};
-use crate::writer::{Flavour, Writer};
+use crate::writer::Flavour;
 
 /// ``envelope_writer.MAX_TS_MS``: ``source.ts_ns`` (ts_ms * 10^6) must fit a long.
 const MAX_TS_MS: i64 = i64::MAX / 1_000_000;
@@ -186,12 +186,7 @@ impl StreamRows {
 /// Some(None) without a ``documentKey``, None where the Python path writes it.
 fn record_key(scanned: &Scanned<'_>, plus_exponent: bool) -> Option<Option<String>> {
     let Some(key) = scanned.key else { return Some(None) };
-    let mut w = Writer::new(Flavour::RelaxedCompact, 64).plus_exponent(plus_exponent);
-    let text = match w.named_value(key, "_id") {
-        Ok(true) => w.finish(),
-        Ok(false) => "null".to_owned(),
-        Err(_) => return None,
-    };
+    let text = event::key_id(key, plus_exponent)?;
     let mut out = String::with_capacity(text.len() + 10);
     out.push_str("{\"id\":");
     push_jackson_string(&mut out, &text);
