@@ -13,7 +13,8 @@ connector's task RUNNING. Then the initial snapshot of a collection by a new con
 (:mod:`benchmarks.side_by_side_latency`), the systems again taking turns. The drain's floor takes a turn before
 the first round and after every round, on a SecantusDB of its own; the snapshot's floor (a bare sorted read of the
 same collection) before the first snapshot round and after each; each of our rounds is compared with the mean of
-the floor's turns before and after it. Prints a table of ratios and appends it to ``benchmarks/results.md``.
+the floor's turns before and after it; every snapshot turn starts once both stacks are quiet. Prints a table of
+ratios and appends it to ``benchmarks/results.md``.
 
     python -m benchmarks.side_by_side [--docs 20000] [--rounds 6] [--warm-up 2] [--ours-only]
                                       [--snapshot-docs 30000] [--snapshot-rounds 2]
@@ -91,6 +92,11 @@ class Contender:
         pid = self.worker.pid
         assert pid is not None
         return int(pid)
+
+    def stack_pids(self) -> list[int]:
+        """The worker's and its stack's services' process ids."""
+        services = stack.services(STATE / self.name / "stack")
+        return [self.pid(), *(int(service.pid) for service in services if service.pid is not None)]
 
 
 WATCH_S = 0.1
@@ -269,21 +275,30 @@ def main() -> None:
         for entry in contenders:
             snapshots.fill(entry.mongo, args.snapshot_docs)
         # the sorted read's floor, on our stack's collection, before the first snapshot round and after each
-        read_floors = [snapshots.sorted_read_floor(contenders[0].endpoints.mongo_uri, args.snapshot_docs)] \
-            if args.snapshot_rounds else []
-        if read_floors:
-            print(f"snapshot round 0 floor: {read_floors[0]:,.0f} documents/s", flush=True)
+        stack_pids = [pid for entry in contenders for pid in entry.stack_pids()]
+
+        def read_floor_turn() -> float:
+            waited = snapshots.settle(stack_pids)
+            found = snapshots.sorted_read_floor(contenders[0].endpoints.mongo_uri, args.snapshot_docs)
+            print(f"snapshot round {len(read_floors)} floor: {found:,.0f} documents/s (quiet after {waited:.1f} s)",
+                  flush=True)
+            return found
+
+        read_floors: list[float] = []
+        if args.snapshot_rounds:
+            read_floors.append(read_floor_turn())
         for number in range(args.snapshot_rounds):
             order = contenders if number % 2 == 0 else list(reversed(contenders))
             for entry in order:
+                waited = snapshots.settle(stack_pids)
                 result = snapshots.snapshot_round(entry.http, entry.consumer, entry.endpoints.kafka_bootstrap,
                                                   entry.endpoints.mongo_uri, entry.pid(), number,
                                                   args.snapshot_docs, _watch, {})
                 print(f"snapshot round {number + 1} {entry.name}: {result['docs_per_s']:,.0f} documents/s, "
-                      f"{result['snapshot_cpu_us_per_doc']:.0f} µs CPU/document", flush=True)
+                      f"{result['snapshot_cpu_us_per_doc']:.0f} µs CPU/document (quiet after {waited:.1f} s)",
+                      flush=True)
                 entry.snapshots.append(result)
-            read_floors.append(snapshots.sorted_read_floor(contenders[0].endpoints.mongo_uri, args.snapshot_docs))
-            print(f"snapshot round {number + 1} floor: {read_floors[-1]:,.0f} documents/s", flush=True)
+            read_floors.append(read_floor_turn())
         for number in range(args.latency_rounds):
             order = contenders if number % 2 == 0 else list(reversed(contenders))
             for entry in order:
@@ -338,7 +353,8 @@ def main() -> None:
                       f"{statistics.median(shares):.0%}, "
                       f"{min(shares):.0%}-{max(shares):.0%})",
                   *([f"- floor, same run: a bare `_id`-sorted read of the snapshot's collection as raw BSON, "
-                     f"taking a turn before the first snapshot round and after each, reads **{read_floor:,.0f} "
+                     f"taking a turn before the first snapshot round and after each (every snapshot turn starting "
+                     f"once both stacks are quiet), reads **{read_floor:,.0f} "
                      f"documents/s** (median of its turns); ours snapshots at "
                      f"{statistics.median(r['docs_per_s'] for r in contenders[0].snapshots) / read_floor:.0%} of it "
                      f"(round by round against the mean of the read's turns before and after it: "

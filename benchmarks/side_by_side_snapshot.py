@@ -3,13 +3,14 @@ contender's SecantusDB; each round registers a new connector (``snapshot.mode=in
 collection alone) and times it from the ``PUT`` of its config to the last snapshot record acknowledged in Kafka,
 with the worker's CPU over that time; then deletes it. The systems take turns, as in the drain rounds (the JVM is
 warm by then). The floor: the same collection read by a bare client, sorted by ``_id``, as raw BSON batches.
+Every turn, a system's or the floor's, starts once the stacks are quiet (:func:`settle`).
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pymongo
@@ -19,6 +20,12 @@ from benchmarks.backlog_drain import document, end_offset, tree_cpu_seconds
 from benchmarks.side_by_side_latency import create_topic, last_append_s
 
 DATABASE, COLLECTION = "bench", "snap"
+# A turn starts when every process of the stacks together used less than this share of a core over SETTLE_WINDOW_S
+# (an idle stack uses ~0.05: the JVM's housekeeping, the brokers' timers). After the fill, Debezium's SecantusDB was
+# still busy for ~5 s (0.1-0.2 of a core: its change stream's $match on the fill's 30,000 inserts) when the first
+# turn began; that turn was ours, and our first round came out lower than our second in each of the five runs of
+# 2026-11-29 18:09-18:30 at the same CPU per document (82/98 % of the floor, 70/81, 95/101, 94/103, 92/103).
+SETTLE_CORES, SETTLE_WINDOW_S, SETTLE_TIMEOUT_S = 0.15, 0.5, 30.0
 
 
 def fill(mongo: pymongo.MongoClient[dict[str, Any]], docs: int) -> None:
@@ -26,6 +33,20 @@ def fill(mongo: pymongo.MongoClient[dict[str, Any]], docs: int) -> None:
     rng = random.Random(11)
     for start in range(0, docs, 1000):
         mongo[DATABASE][COLLECTION].insert_many([document(n, rng) for n in range(start, min(start + 1000, docs))])
+
+
+def settle(pids: Sequence[int]) -> float:
+    """Wait until ``pids`` (with their children) are quiet together (:data:`SETTLE_CORES`), at most
+    :data:`SETTLE_TIMEOUT_S`; the seconds waited."""
+    started = time.monotonic()
+    before = sum(tree_cpu_seconds(pid) for pid in pids)
+    while time.monotonic() - started < SETTLE_TIMEOUT_S:
+        time.sleep(SETTLE_WINDOW_S)
+        now = sum(tree_cpu_seconds(pid) for pid in pids)
+        if now - before < SETTLE_CORES * SETTLE_WINDOW_S:
+            break
+        before = now
+    return time.monotonic() - started
 
 
 def snapshot_round(http: Any, consumer: Any, bootstrap: str, mongo_uri: str, pid: int, number: int, docs: int,
