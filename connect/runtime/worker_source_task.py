@@ -11,21 +11,24 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from connect.api.converter import Converter, HeaderConverter
 from connect.api.errors import ConnectError, RetriableError
 from connect.api.metrics import Metric
 from connect.api.records import PreparedRecords, PreparedRow, SourceRecord
 from connect.api.task import OffsetStorageReader, SourceTask, TransactionContext
 from connect.api.topics import TopicReaders
 from connect.runtime import log_setup
-from connect.runtime.error_handling import FAILED, ErrorHandlingConfig, RetryWithToleranceOperator, Stage
+from connect.runtime.error_handling import FAILED, ErrorHandlingConfig, RetryWithToleranceOperator
 from connect.runtime.offsets import OffsetReader, OffsetWriter, SubmittedRecord, SubmittedRecords
+from connect.runtime.record_conversion import Converters, RecordConversion
+from connect.runtime.row_sender import RowSender, written_envelopes
 from connect.runtime.task_contracts import DirectSending, SourceProducer, TaskStatusListener
 from connect.runtime.task_metrics import TaskMetrics
 from connect.runtime.topic_readers import TOPIC_READERS
 from connect.runtime.transformation_chain import TransformationChain
 from connect.storage.base import OffsetStore
 from connect.storage.config_state import ConnectorTaskId
+
+__all__ = ["Converters", "WorkerSourceTask"]
 
 log = logging.getLogger(__name__)
 
@@ -84,15 +87,6 @@ class _Context:
     values_go_to_json_converter: bool = False
 
 
-@dataclass(frozen=True)
-class Converters:
-    """The key, value and header converters of one task."""
-
-    key: Converter
-    value: Converter
-    header: HeaderConverter
-
-
 class WorkerSourceTask:
     """Runs one :class:`SourceTask` until stopped; at-least-once delivery of its records."""
 
@@ -110,8 +104,6 @@ class WorkerSourceTask:
         self._props = dict(props)
         self._conv = converters
         self._producer = producer
-        # the producer's own call for prepared rows (_send_rows), where it has one
-        self._direct = producer.direct_send() if isinstance(producer, DirectSending) else None
         self._listener = listener
         # records in flight are their own delivery callbacks: the common acknowledgement inlined unless a subclass
         # has its own _on_done
@@ -124,31 +116,33 @@ class WorkerSourceTask:
         self._flush_timeout = flush_timeout_ms / 1000
         self._stop = threading.Event()
         self._errors = RetryWithToleranceOperator(str(task_id), errors or ErrorHandlingConfig(), self._stop)
+        self._conversion = RecordConversion(converters, self._errors)
+        self._convert = self._conversion.convert
         self._done = threading.Event()
         self._paused = threading.Event()
         self._state_lock = threading.Lock()
         self._started = False
         self._topics: set[str] = set()
         self._send_error: BaseException | None = None
-        self._last_headers: tuple[tuple[Any, ...] | None, list[tuple[str, bytes]]] = (None, [])
         self._cancelled = False
         self._failed = False
         self.task_metrics = TaskMetrics(task_id.connector, task_id.task)
-        self._envelopes = self._row_envelopes()
+        self._rows = self._row_sender()
         self._thread = threading.Thread(target=self.run, name=f"task-{task_id}", daemon=True)
 
-    def _row_envelopes(self) -> tuple[Callable[[Any], tuple[bytes, bytes] | None],
-                                      Callable[[Any], tuple[bytes, bytes] | None]] | None:
-        """The key and value converters' ``written_envelope`` when prepared rows are sent as written
-        (:meth:`_send_rows`): no transformation, converters that wrap written payloads (JsonConverter), no
-        ``commit_record`` of the task's own and none of the exactly-once task's per-record hooks."""
-        key, value = getattr(self._conv.key, "written_envelope", None), getattr(self._conv.value, "written_envelope",
-                                                                               None)
+    def _row_sender(self) -> RowSender | None:
+        """The sender of prepared rows as written (:meth:`_send_rows`), where nothing can tell the difference: no
+        transformation, converters that wrap written payloads (JsonConverter), no ``commit_record`` of the task's
+        own and none of the exactly-once task's per-record hooks."""
+        envelopes = written_envelopes(self._conv)
         hooks = ("_before_send", "_record_dispatched", "_batch_dispatched", "_on_done")
         plain = all(getattr(type(self), hook) is getattr(WorkerSourceTask, hook) for hook in hooks)
-        if key is None or value is None or self._chain or self._commits_records or not plain:
+        if envelopes is None or self._chain or self._commits_records or not plain:
             return None
-        return key, value
+        # the producer's own call for the rows, where it has one
+        direct = self._producer.direct_send() if isinstance(self._producer, DirectSending) else None
+        return RowSender(envelopes, self._submitted, direct, self._conversion, self, self._topics,
+                         lambda topic: self._listener.on_topic(self.id, topic), self._produce, self._send)
 
     def start(self) -> None:
         """Start the task thread."""
@@ -320,7 +314,7 @@ class WorkerSourceTask:
 
     def _send(self, records: Sequence[SourceRecord]) -> Sequence[SourceRecord]:
         """Send records in order; return the ones not sent because of a retriable error."""
-        if self._envelopes is not None and type(records) is PreparedRecords:
+        if self._rows is not None and type(records) is PreparedRecords:
             return self._send_rows(records)
         # bound once per batch, not looked up per record
         chain, convert, submit, produce = self._chain if self._chain else None, self._convert, \
@@ -367,62 +361,12 @@ class WorkerSourceTask:
         return True
 
     def _send_rows(self, batch: PreparedRecords) -> Sequence[SourceRecord]:
-        """:meth:`_send` of a poll holding prepared rows: a row's key and value are its written payloads in the
-        converters' envelopes (the bytes converting its record gives), its headers the last ones converted. A row
-        that does not fit (a schema a converter does not wrap, other headers) and a plain record are sent by
-        :meth:`_send` as records, one by one."""
+        """:meth:`_send` of a poll holding prepared rows (:class:`RowSender`), then the producer's dispatch."""
+        assert self._rows is not None
         try:
-            return self._send_rows_directly(batch)
+            return self._rows.send(batch)
         finally:
             self._producer.dispatch()
-
-    def _send_rows_directly(self, batch: PreparedRecords) -> Sequence[SourceRecord]:
-        """:meth:`_send_rows`' loop: a row goes through the producer's own call where it has one (librdkafka's
-        produce, without :meth:`_produce`'s and ``send``'s calls), else, and where that call refused it, through
-        :meth:`_produce`."""
-        assert self._envelopes is not None
-        key_envelope, value_envelope = self._envelopes
-        rows, submit, produce, topics = batch.rows, self._submitted.submit, self._produce, self._topics
-        direct = self._direct
-        key_schema: Any = self
-        value_schema: Any = self
-        key_around: tuple[bytes, bytes] | None = None
-        value_around: tuple[bytes, bytes] | None = None
-        for index in range(len(rows)):  # by index: a row may be replaced by its record while sent
-            row = rows[index]
-            if type(row) is tuple:
-                topic, k_schema, k_payload, v_schema, v_payload, partition, offset, headers, _, _ = row
-                if k_schema is not key_schema:
-                    key_schema, key_around = k_schema, None if k_schema is None else key_envelope(k_schema)
-                if v_schema is not value_schema:
-                    value_schema, value_around = v_schema, None if v_schema is None else value_envelope(v_schema)
-                # a null key or value (no payload) only where the record's is null (no schema)
-                key_fits = key_around is not None if k_payload is not None else k_schema is None
-                value_fits = value_around is not None if v_payload is not None else v_schema is None
-                if key_fits and value_fits and headers is self._last_headers[0]:
-                    key = None if key_around is None or k_payload is None else \
-                        key_around[0] + k_payload + key_around[1]
-                    value = None if value_around is None or v_payload is None else \
-                        value_around[0] + v_payload + value_around[1]
-                    if topic not in topics:
-                        topics.add(topic)
-                        self._listener.on_topic(self.id, topic)
-                    submitted = submit(partition, offset)
-                    submitted.record = row  # type: ignore[attr-defined]  # an _InFlight (see _row_envelopes)
-                    submitted.task = self  # type: ignore[attr-defined]
-                    if direct is not None:
-                        try:
-                            direct(topic, value, key, -1, submitted.done,  # type: ignore[attr-defined]
-                                   None, 0, self._last_headers[1] or None)
-                            continue
-                        except Exception:  # noqa: BLE001 - not queued: send() waits for room or reports it
-                            pass
-                    if not produce(submitted, topic, key, value, self._last_headers[1], None, None):
-                        return batch[index:]
-                    continue
-            if self._send([batch.record(index)]):  # a retriable failure: this record and the rest again
-                return batch[index:]
-        return []
 
     def _dropped(self, record: SourceRecord) -> None:
         """A record filtered by a transform or skipped by ``errors.tolerance=all``: its offset still counts."""
@@ -430,39 +374,6 @@ class WorkerSourceTask:
         self._record_dispatched(record)
         self.task_metrics.dropped += 1
         self._commit_record(record)
-
-    def _convert(self, record: SourceRecord) -> tuple[bytes | None, bytes | None, list[tuple[str, bytes]]] | None:
-        """Key, value and headers as bytes; None when a converter failed and the record is skipped.
-
-        Each converter is called directly; only one that raised goes through the retry and tolerance operator,
-        handed the error of that first attempt (the same retries, counts and reports as running every stage
-        inside the operator, without its per-record cost)."""
-        topic, conv = record.topic, self._conv
-        try:  # the operator's call() inlined for the key and value: two calls fewer per record
-            key = conv.key.from_connect_data(topic, record.key_schema, record.key, record.headers)
-        except Exception as exc:  # noqa: BLE001 - handed to the operator, which reports or re-raises it
-            key = self._errors.execute(Stage.KEY_CONVERTER, conv.key, lambda: conv.key.from_connect_data(
-                topic, record.key_schema, record.key, record.headers), record, exc)
-            if key is FAILED:
-                return None
-        try:
-            value = conv.value.from_connect_data(topic, record.value_schema, record.value, record.headers)
-        except Exception as exc:  # noqa: BLE001 - handed to the operator, which reports or re-raises it
-            value = self._errors.execute(Stage.VALUE_CONVERTER, conv.value, lambda: conv.value.from_connect_data(
-                topic, record.value_schema, record.value, record.headers), record, exc)
-            if value is FAILED:
-                return None
-        if record.headers is self._last_headers[0]:
-            return key, value, self._last_headers[1]
-        headers = self._errors.call(Stage.HEADER_CONVERTER, conv.header, record, self._convert_headers, record)
-        if headers is FAILED:
-            return None
-        self._last_headers = (record.headers, headers)
-        return key, value, headers
-
-    def _convert_headers(self, record: SourceRecord) -> list[tuple[str, bytes]]:
-        convert = self._conv.header.from_connect_header
-        return [(h.key, convert(record.topic, h.key, h.schema, h.value) or b"") for h in record.headers]
 
     def _failed_delivery(self, submitted: _InFlight, record: SourceRecord, error: Any) -> None:
         """``record``'s delivery failed (``error`` as the producer handed it)."""
