@@ -60,7 +60,10 @@ def descendants(pid: int) -> list[int]:
     """``pid`` and every process below it."""
     found = [pid]
     for task in Path(f"/proc/{pid}/task").iterdir():
-        children = (task / "children").read_text().split()
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:  # the thread ended while the tree was walked
+            continue
         for child in children:
             found.extend(descendants(int(child)))
     return found
