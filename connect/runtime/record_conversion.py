@@ -42,15 +42,13 @@ class RecordConversion:
         try:  # the operator's call() inlined for the key and value: two calls fewer per record
             key = conv.key.from_connect_data(topic, record.key_schema, record.key, record.headers)
         except Exception as exc:  # noqa: BLE001 - handed to the operator, which reports or re-raises it
-            key = self._errors.execute(Stage.KEY_CONVERTER, conv.key, lambda: conv.key.from_connect_data(
-                topic, record.key_schema, record.key, record.headers), record, exc)
+            key = self._retried(Stage.KEY_CONVERTER, conv.key, record.key_schema, record.key, record, exc)
             if key is FAILED:
                 return None
         try:
             value = conv.value.from_connect_data(topic, record.value_schema, record.value, record.headers)
         except Exception as exc:  # noqa: BLE001 - handed to the operator, which reports or re-raises it
-            value = self._errors.execute(Stage.VALUE_CONVERTER, conv.value, lambda: conv.value.from_connect_data(
-                topic, record.value_schema, record.value, record.headers), record, exc)
+            value = self._retried(Stage.VALUE_CONVERTER, conv.value, record.value_schema, record.value, record, exc)
             if value is FAILED:
                 return None
         if record.headers is self.last_headers[0]:
@@ -60,6 +58,12 @@ class RecordConversion:
             return None
         self.last_headers = (record.headers, headers)
         return key, value, headers
+
+    def _retried(self, stage: Stage, converter: Converter, schema: Any, value: Any, record: SourceRecord,
+                 first: Exception) -> Any:
+        """The converter's call again through the retry and tolerance operator, after ``first`` failed."""
+        return self._errors.execute(stage, converter, lambda: converter.from_connect_data(
+            record.topic, schema, value, record.headers), record, first)
 
     def _convert_headers(self, record: SourceRecord) -> list[tuple[str, bytes]]:
         convert = self.converters.header.from_connect_header
