@@ -4,6 +4,7 @@ records read, their counts, the parse schema of a collection's documents, and th
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -14,11 +15,12 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from spark_jobs import schema as schemas
-from spark_jobs.decode import decode
+from spark_jobs.decode import decode, schema_prefix
 from spark_jobs.kafka_source import KafkaRange, read_range
 
-__all__ = ["CACHE", "PARQUET_WRITE", "SMALL_BATCH_RECORDS", "TABLE_FORMATS", "Batch", "MaterializeOptions", "Summary",
-           "read_batch", "session_conf", "small_batch_settings", "table_schema"]
+__all__ = ["CACHE", "PARQUET_WRITE", "PREFIX_SAMPLE", "SMALL_BATCH_RECORDS", "TABLE_FORMATS", "Batch",
+           "MaterializeOptions", "Summary", "read_batch", "schema_prefixes", "session_conf", "small_batch_settings",
+           "table_schema"]
 
 TABLE_FORMATS = ("delta", "parquet")
 # Up to this many records a batch's last position per key is broadcast (a row of ~60 bytes per key): beyond it
@@ -50,6 +52,10 @@ CACHE = StorageLevel.MEMORY_AND_DISK_DESER
 # 500,000 events took 4.2 s of JVM CPU against 6.1 s, the new table of 91,910 documents 3.1 s against 3.9 s
 # (medians of 3 interleaved rounds; dictionaries off altogether: 4.9 s and 3.3 s; benchmarks/results.md 2026-11-29)
 PARQUET_WRITE = {"parquet.dictionary.page.size": "16384"}
+# A large batch of the ``auto`` format first reads the last few records of each topic for their values' schema
+# prefix (:func:`spark_jobs.decode.decode`): one small job, which a batch of at most SMALL_BATCH_RECORDS would not
+# win back
+PREFIX_SAMPLE = 4
 
 
 @dataclass(frozen=True)
@@ -147,9 +153,11 @@ def session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None
 def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequence[KafkaRange], fmt: str) -> Batch:
     """Read and decode the records of ``ranges``; the change rows stay cached for the batch's writes."""
     started = time.monotonic()
+    large = sum(r.end - r.start for r in ranges) > SMALL_BATCH_RECORDS
+    prefixes = schema_prefixes(spark, options, ranges) if fmt == "auto" and large else {}
     records = read_range(spark, options.bootstrap_servers, ranges, options.min_partitions, options.kafka_options)
     with session_conf(spark, _UNCOMPRESSED_CACHE):  # read when the cache's plan is made and its batches built
-        changes = decode(records, fmt).persist(CACHE)
+        changes = decode(records, fmt, prefixes).persist(CACHE)
         counts = changes.agg(
             F.count(F.lit(1)).alias("records"), F.count_if(F.col("reason").isNotNull()).alias("rejects"),
             F.count_if(F.col("reason").isNull() & F.col("tombstone")).alias("tombstones")).first()
@@ -158,6 +166,25 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
     topics = tuple(sorted(set(read)))
     return Batch(changes, counts["records"], counts["rejects"], counts["tombstones"], topics, started,
                  len(read) == len(topics))
+
+
+def schema_prefixes(spark: SparkSession, options: MaterializeOptions, ranges: Sequence[KafkaRange]) -> dict[str, str]:
+    """Per topic, the :func:`spark_jobs.decode.schema_prefix` most of the last :data:`PREFIX_SAMPLE` records of its
+    largest range begin with (a topic whose values have none, e.g. JSON without schemas, has no entry)."""
+    largest: dict[str, KafkaRange] = {}
+    for r in sorted((r for r in ranges if r.end > r.start), key=lambda r: r.end - r.start):
+        largest[r.topic] = r
+    if not largest:
+        return {}
+    sample = [KafkaRange(r.topic, r.partition, max(r.start, r.end - PREFIX_SAMPLE), r.end) for r in largest.values()]
+    rows = read_range(spark, options.bootstrap_servers, sample, options.min_partitions, options.kafka_options) \
+        .select("topic", F.col("value").cast("string")).collect()
+    found: dict[str, Counter[str]] = {}
+    for topic, value in rows:
+        prefix = schema_prefix(value)
+        if prefix is not None:
+            found.setdefault(topic, Counter())[prefix] += 1
+    return {topic: counts.most_common(1)[0][0] for topic, counts in found.items()}
 
 
 def table_schema(spark: SparkSession, documents: DataFrame, latest: DataFrame, stored: str | None,

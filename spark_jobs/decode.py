@@ -18,10 +18,13 @@ silently (``value_text`` is null on the rows that can be used).
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-__all__ = ["CHANGE_COLUMNS", "FORMATS", "decode"]
+__all__ = ["CHANGE_COLUMNS", "FORMATS", "SCHEMA_MEMBER", "decode", "schema_prefix"]
 
 FORMATS = ("auto", "new-document-state")
 OPS = ("c", "u", "d", "r")
@@ -47,30 +50,63 @@ CHANGE_COLUMNS = (
     "updated_fields", "removed_fields", "connect_schema", "tombstone", "reason", "value_text",
 )
 _OPTIONS = {"allowNonNumericNumbers": "true", "mode": "PERMISSIVE"}
+SCHEMA_MEMBER = '{"schema":'  # how JsonConverter with schemas begins every value
+_REST = 2**31 - 1  # a substring's length reaching the end of any value
 
 
-def decode(records: DataFrame, fmt: str = "auto") -> DataFrame:
+def schema_prefix(value: str | None) -> str | None:
+    """The text ``{"schema":<S>,`` that ``value`` (JsonConverter with schemas, compact) begins with, ``<S>`` being
+    its whole Connect schema; None when it does not begin so."""
+    if value is None or not value.startswith(SCHEMA_MEMBER):
+        return None
+    try:
+        end = json.JSONDecoder().raw_decode(value, len(SCHEMA_MEMBER))[1]
+    except ValueError:
+        return None
+    return value[:end + 1] if value[end:end + 1] == "," else None
+
+
+def decode(records: DataFrame, fmt: str = "auto", prefixes: Mapping[str, str] | None = None) -> DataFrame:
     """Change rows (:data:`CHANGE_COLUMNS`) from Kafka source rows (key, value, topic, partition, offset,
-    timestamp)."""
+    timestamp). ``prefixes``: per topic, the :func:`schema_prefix` its records' values are expected to begin with
+    (the ``auto`` format only): a value that does begin with it is parsed without its ``schema`` member.
+
+    The Connect schema of JsonConverter's values is the same for every record of a topic and is two thirds of each
+    value (2,304 of 3,665 bytes in the benchmark's records); the parse, though it keeps nothing of it, tokenizes
+    it. The value whose first bytes are exactly the topic's ``{"schema":<S>,`` (compared byte for byte) is parsed
+    as ``{`` and the bytes after them: the same members but ``schema``, which the parse schema does not read, so
+    the same row (decoding and caching 513,172 records, the same rows to the last: 9.6 s of JVM CPU against
+    11.6 s, medians of 3 interleaved passes in one JVM; benchmarks/results.md 2026-11-29). Any other value (a
+    tombstone, another schema, another format) is parsed whole as before."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    value_text = F.col("value").cast("string")
+    parse_text = value_text
+    for topic, prefix in sorted((prefixes or {}).items()) if fmt == "auto" else ():
+        stripped = F.concat(F.lit(bytearray(b"{")), F.substring(F.col("value"), len(prefix.encode()) + 1, _REST))
+        parse_text = F.when((F.col("topic") == topic) & value_text.startswith(prefix), stripped.cast("string")) \
+            .otherwise(parse_text)
     text = records.select(
         "topic", "partition", "offset", F.col("timestamp").alias("kafka_ts"),
-        F.col("key").cast("string").alias("key_text"), F.col("value").cast("string").alias("value_text"))
+        F.col("key").cast("string").alias("key_text"), value_text.alias("value_text"),
+        *([parse_text.alias("parse_text")] if parse_text is not value_text else []))
     key = F.from_json("key_text", KEY_SCHEMA, _OPTIONS)
     keyed = text.withColumn("key", F.coalesce(key["payload"]["id"], key["id"], F.col("key_text")))
-    changes = _envelopes(keyed) if fmt == "auto" else _documents(keyed)
+    if fmt != "auto":
+        changes = _documents(keyed)
+    else:
+        changes = _envelopes(keyed, "parse_text" if "parse_text" in keyed.columns else "value_text")
     with_reason = changes.withColumn("reason", _reason())
     # the value text is only kept for the rejects table: the change rows are cached and it is the largest column
     return with_reason.withColumn("value_text", F.when(F.col("reason").isNotNull(), F.col("value_text"))) \
         .select(*CHANGE_COLUMNS)
 
 
-def _envelopes(rows: DataFrame) -> DataFrame:
-    # The whole value is parsed, also for JsonConverter with schemas: the parser skips the unwanted ``schema``
-    # member at the speed of its tokenizer. Cutting ``payload`` out as text first (instr/substring) cost three
-    # times the parse itself (100,000 records: 10.7 s against 2.7 s).
-    v = F.from_json("value_text", VALUE_SCHEMA, _OPTIONS)
+def _envelopes(rows: DataFrame, parse_text: str) -> DataFrame:
+    # The value's text is parsed whole unless :func:`decode` was given its topic's schema prefix: cutting
+    # ``payload`` out by searching the text (instr/substring, character positions) cost three times the parse
+    # itself (100,000 records: 10.7 s against 2.7 s); a known prefix is a byte comparison and a byte offset.
+    v = F.from_json(parse_text, VALUE_SCHEMA, _OPTIONS)
     parsed = rows.withColumn("v", v)
     p, env, data = F.col("v.payload"), F.col("v"), F.col("v.data")
     top_source = F.when(env["specversion"].isNull(), F.from_json(env["source"], _SOURCE, _OPTIONS))

@@ -283,3 +283,37 @@ def test_a_small_batch_runs_without_code_generation_and_gives_the_session_back(s
     assert spark.conf.get(key) == before
     with small_batch_settings(spark, SMALL_BATCH_RECORDS + 1):
         assert spark.conf.get(key) == before
+
+
+def test_schema_prefix_of_json_with_schemas_values() -> None:
+    from spark_jobs.decode import schema_prefix
+
+    value = '{"schema":{"type":"struct","fields":[{"field":"op"}],"name":"x,y}"},"payload":{"op":"c"}}'
+    assert schema_prefix(value) == '{"schema":{"type":"struct","fields":[{"field":"op"}],"name":"x,y}"},'
+    assert schema_prefix('{"payload":{"op":"c"}}') is None
+    assert schema_prefix('{"schema":{"type":"struct"') is None
+    assert schema_prefix('{"schema":{}}') is None
+    assert schema_prefix(None) is None
+
+
+def test_values_with_their_topic_schema_prefix_decode_to_the_same_rows(spark: Any) -> None:
+    from spark_jobs.decode import CHANGE_COLUMNS, schema_prefix
+
+    events = [*_events(), change_event("insert", "db", "d", {"_id": OIDS[0], "a": 1})]
+    records = json_records(events)
+    topic, (key, insert) = records[0]
+    assert insert is not None
+    prefix = schema_prefix(insert.decode())
+    assert prefix is not None
+    other_schema = insert.replace(b'"optional":false', b'"optional":true', 1)
+    bad = prefix.encode() + b'"payload":{"op":"c",'
+    schemaless = json_records(events[:1], schemas=False)[0][1][1]
+    records += [(topic, (key, other_schema)), (topic, (key, bad)), (topic, (key, schemaless)),
+                (topic, (key, None)), (topic, (key, prefix.encode() + b'"payload":{"op":"x"}}'))]
+    frame = kafka_frame(spark, records)
+    whole = decode(frame).select(*CHANGE_COLUMNS)
+    stripped = decode(frame, prefixes={topic: prefix, "t.db.d": "{\"schema\":{},"}).select(*CHANGE_COLUMNS)
+    assert whole.exceptAll(stripped).count() == 0 and stripped.exceptAll(whole).count() == 0
+    assert whole.count() == len(records)
+    rejected = {r.value: r.reason for r in tables.rejects(stripped, 1).collect()}
+    assert rejected == {bad.decode(): "value is not valid JSON", prefix + '"payload":{"op":"x"}}': "unknown op 'x'"}
