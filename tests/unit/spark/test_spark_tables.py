@@ -313,6 +313,7 @@ def test_values_with_their_topic_schema_prefix_decode_to_the_same_rows(spark: An
     frame = kafka_frame(spark, records)
     whole = decode(frame).select(*CHANGE_COLUMNS)
     stripped = decode(frame, prefixes={topic: prefix, "t.db.d": "{\"schema\":{},"}).select(*CHANGE_COLUMNS)
+    assert "StartsWith" in stripped._jdf.queryExecution().optimizedPlan().toString()  # the prefix is used
     assert whole.exceptAll(stripped).count() == 0 and stripped.exceptAll(whole).count() == 0
     assert whole.count() == len(records)
     rejected = {r.value: r.reason for r in tables.rejects(stripped, 1).collect()}
