@@ -70,7 +70,7 @@ def descendants(pid: int) -> list[int]:
 
 
 def memory_kib(pid: int) -> tuple[int, int]:
-    """(VmRSS, VmHWM) in KiB of a process and its children (the producer processes), summed."""
+    """(VmRSS, VmHWM) in KiB of a process and its children, summed."""
     rss = hwm = 0
     for member in descendants(pid):
         for line in Path(f"/proc/{member}/status").read_text().splitlines():
@@ -189,8 +189,8 @@ def main() -> None:
         f"- {args.rounds} rounds of {args.docs} documents (about 1 KB each), JSON converter with schemas; "
         f"events/s per round: {rates}",
         f"- median round: {median['seconds']:.2f} s → **{median['events_per_s']:.0f} events/s**",
-        f"- worker CPU (with its producer process): **{median['cpu_s_per_10k']:.2f} CPU-s per 10,000 events**",
-        f"- worker memory (with its producer process): RSS {median['rss_mib']:.0f} MiB at the end, "
+        f"- worker CPU (its whole process tree): **{median['cpu_s_per_10k']:.2f} CPU-s per 10,000 events**",
+        f"- worker memory (its whole process tree): RSS {median['rss_mib']:.0f} MiB at the end, "
         f"peak {max(r['peak_rss_mib'] for r in results):.0f} MiB over all rounds",
         f"- worker start to task RUNNING: {median['startup_s']:.2f} s",
         "- cores busy during the drain: " + ", ".join(f"{k} {v:.2f}" for k, v in median["cores"].items()),

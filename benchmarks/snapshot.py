@@ -2,7 +2,7 @@
 ``snapshot.max.threads`` 1 and 4, JSON converter with schemas, timed to Kafka-acknowledged records.
 
 Prints documents/s per thread count, the speed-up, the time to the first record in Kafka, the worker's resident
-memory (sampled during the copy) and the CPU seconds each process spent (worker with its producer process,
+memory (sampled during the copy) and the CPU seconds each process spent (the worker's process tree,
 SecantusDB, the Kafka broker: where the time went on a shared machine), and appends the figures to
 ``benchmarks/results.md``.
 
@@ -134,7 +134,7 @@ def main() -> None:
         lines.append(f"- snapshot.max.threads={r['threads']}: {r['seconds']:.1f} s → **{r['docs_per_s']:.0f} "
                      f"documents/s** ({r['docs_per_s'] / base:.2f} times the first run), "
                      f"first record in Kafka after {r['first_s']:.1f} s, peak RSS {r['peak_rss_mib']:.0f} MiB "
-                     "(worker and its producer process); CPU seconds (µs per document): "
+                     "(the worker's process tree); CPU seconds (µs per document): "
                      + ", ".join(f"{role} {sec:.1f} ({sec / args.docs * 1e6:.0f})" for role, sec in r["cpu"].items())
                      + f"; load average at the end {r['load']:.1f}")
     report.append(lines)
