@@ -41,7 +41,7 @@ C1_ONLY = "-XX:TieredStopAtLevel=1"
 # generation, spark_jobs.batch.SMALL_BATCH_RECORDS)
 SMALL_RUN_RECORDS = SMALL_BATCH_RECORDS
 KAFKA_TIMEOUT_MS = 5_000
-_JIT_FLAGS = re.compile(r"Tiered|-Xint\b|-Xcomp\b|CompileThreshold|-XX:[+-]?UseJVMCICompiler")
+_JIT_FLAGS = re.compile(r"Tiered|-XX:Tier\d|-Xint\b|-Xcomp\b|CompileThreshold|-XX:[+-]?UseJVMCICompiler")
 
 
 def launch_conf(options: MaterializeOptions, conf: Mapping[str, str] | None = None) -> dict[str, str]:

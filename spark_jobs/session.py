@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from pyspark.sql import SparkSession
 
-__all__ = ["DRIVER_GC", "LOCAL_CONF", "driver_gc", "quiet_py4j", "session"]
+__all__ = ["DRIVER_GC", "DRIVER_JIT", "LOCAL_CONF", "driver_options", "quiet_py4j", "session"]
 
 DEBUGGING = ("spark.python.sql.dataFrameDebugging.enabled", "false")
 LOCAL_CONF = {
@@ -43,14 +43,25 @@ JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 # 9.9-17.1 s, its JVM CPU 14.2-16.5 s against 16.3-17.4 s, the full run's JVM CPU 43.1-47.1 s against 43.9-54.0 s:
 # lower in 4 of 4 pairs each (the full run's wall in 3 of 4; benchmarks/results.md 2026-11-29)
 DRIVER_GC = "-XX:+UseParallelGC"
+# ... and its C2 compiler takes a method only after 20 times the calls and loop iterations of the JVM's defaults
+# (C1 compiles as before). A run's hot loops (the JSON parse, Parquet's encoders, the aggregates) pass those counts
+# within the first thousands of records and are still compiled by C2; the planner's, Delta's and the log replay's
+# lukewarm code, which C2 compiled at length in every run (3-4.6 s of C2 CPU in each warm incremental run of 5,082
+# records, 13-15 s in a full run of 508,090), stays C1's. One process per variant, interleaved: a full run in a
+# new JVM 53.7, 51.6 s of JVM CPU against 41.4, 42.0 s (wall 30.3, 28.9 against 26.0, 26.3 s), the incremental run
+# after it 13.1, 12.5 against 10.2, 10.3 s, the next one 7.4, 6.5 against 5.6, 5.5 s (benchmarks/results.md
+# 2026-11-30).
+DRIVER_JIT = ("-XX:Tier4InvocationThreshold=100000 -XX:Tier4MinInvocationThreshold=40000 "
+              "-XX:Tier4CompileThreshold=120000 -XX:Tier4BackEdgeThreshold=1000000")
 _GC_FLAG = re.compile(r"-XX:[+-]Use\w*GC\b")
 _JIT_CHOICE = "-XX:TieredStopAtLevel=1"  # what spark_jobs.jit may put in the conf: the job's, not the user's
 
 
-def driver_gc(conf: Mapping[str, str]) -> str | None:
-    """:data:`DRIVER_GC` for a driver JVM started with ``conf``, unless the user chose driver JVM options (in
-    ``conf``, ``PYSPARK_SUBMIT_ARGS`` or ``spark-defaults.conf``: theirs are kept as they are) or a collector in
-    ``JAVA_TOOL_OPTIONS``/``JDK_JAVA_OPTIONS``/``_JAVA_OPTIONS`` (two collectors stop the JVM from starting)."""
+def driver_options(conf: Mapping[str, str]) -> str | None:
+    """:data:`DRIVER_GC` and :data:`DRIVER_JIT` for a driver JVM started with ``conf``, unless the user chose
+    driver JVM options (in ``conf``, ``PYSPARK_SUBMIT_ARGS`` or ``spark-defaults.conf``, or JIT flags in
+    ``JAVA_TOOL_OPTIONS``/``JDK_JAVA_OPTIONS``/``_JAVA_OPTIONS``: theirs are kept as they are) or a collector in
+    one of those three (two collectors stop the JVM from starting)."""
     from spark_jobs.jit import user_java_options
 
     if conf.get(JAVA_OPTIONS, _JIT_CHOICE) != _JIT_CHOICE:
@@ -60,7 +71,7 @@ def driver_gc(conf: Mapping[str, str]) -> str | None:
     if any(_GC_FLAG.search(os.environ.get(name, "")) for name in ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS",
                                                                   "_JAVA_OPTIONS")):
         return None
-    return DRIVER_GC
+    return f"{DRIVER_GC} {DRIVER_JIT}"
 
 
 def kafka_jars() -> list[str]:
@@ -94,9 +105,9 @@ def session(master: str | None = None, jars: Sequence[str] | None = None,
     jar_list = list(jars) if jars is not None else kafka_jars()
     builder = SparkSession.builder.master(master or "local[2]").appName("spark-jobs")
     settings = {**LOCAL_CONF, **(conf or {})}
-    gc = driver_gc(conf or {})
-    if gc is not None:
-        settings[JAVA_OPTIONS] = " ".join(o for o in (gc, settings.get(JAVA_OPTIONS)) if o)
+    chosen = driver_options(conf or {})
+    if chosen is not None:
+        settings[JAVA_OPTIONS] = " ".join(o for o in (chosen, settings.get(JAVA_OPTIONS)) if o)
     for key, value in settings.items():
         builder = builder.config(key, value)
     builder = builder.config("spark.jars", ",".join(jar_list))

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from spark_jobs.session import DRIVER_GC, driver_gc, quiet_py4j
+from spark_jobs.session import DRIVER_GC, DRIVER_JIT, driver_options, quiet_py4j
 
 
 @pytest.fixture
@@ -40,16 +40,21 @@ def no_user_jvm_options(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> py
     return monkeypatch
 
 
-def test_the_driver_runs_the_parallel_collector_beside_the_jit_choice(no_user_jvm_options: pytest.MonkeyPatch) -> None:
-    assert driver_gc({}) == DRIVER_GC
-    assert driver_gc({"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1"}) == DRIVER_GC
+def test_the_driver_runs_the_parallel_collector_and_later_c2_beside_the_jit_choice(
+        no_user_jvm_options: pytest.MonkeyPatch) -> None:
+    both = f"{DRIVER_GC} {DRIVER_JIT}"
+    assert driver_options({}) == both
+    assert driver_options({"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1"}) == both
+    assert all(flag.startswith("-XX:Tier4") for flag in DRIVER_JIT.split())
 
 
-@pytest.mark.parametrize("where", ["conf", "submit", "tool"])
+@pytest.mark.parametrize("where", ["conf", "submit", "tool", "tool-jit"])
 def test_the_users_jvm_options_are_kept(no_user_jvm_options: pytest.MonkeyPatch, where: str) -> None:
     conf = {"spark.driver.extraJavaOptions": "-Xss4m"} if where == "conf" else {}
     if where == "submit":
         no_user_jvm_options.setenv("PYSPARK_SUBMIT_ARGS", "--driver-java-options -Xss4m pyspark-shell")
     if where == "tool":
         no_user_jvm_options.setenv("JAVA_TOOL_OPTIONS", "-XX:+UseG1GC")
-    assert driver_gc(conf) is None
+    if where == "tool-jit":
+        no_user_jvm_options.setenv("JDK_JAVA_OPTIONS", "-XX:Tier4InvocationThreshold=5000")
+    assert driver_options(conf) is None
