@@ -233,6 +233,13 @@ def test_bad_records_are_rejected_with_reason_and_coordinates(spark: Any) -> Non
     assert tables.usable(changes).count() == 1
 
 
+def test_normalize_unwraps_number_wrappers_and_leaves_other_texts(spark: Any) -> None:
+    texts = ['{"a": {"$numberLong": "-9000000000"}, "b": {"$numberInt":"7"}}', '{"price": "costs $number 5"}',
+             '{"s": "{\\"$numberLong\\": \\"1\\"}"}', '{"d": {"$date": "2026-01-01T00:00:00Z"}}', None]
+    rows = spark.createDataFrame([(t,) for t in texts], "t string").select(schemas.normalize(F.col("t"))).collect()
+    assert [r[0] for r in rows] == ['{"a": -9000000000, "b": 7}', texts[1], texts[2], texts[3], None]
+
+
 def test_schema_evolution_widens_and_keeps_fields() -> None:
     from pyspark.sql.types import DoubleType, LongType, StringType, StructField, StructType
 
