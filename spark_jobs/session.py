@@ -9,7 +9,10 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 
+from pyspark import SparkContext
 from pyspark.sql import SparkSession
+
+from spark_jobs import cds
 
 __all__ = ["DRIVER_GC", "DRIVER_JIT", "LOCAL_CONF", "driver_options", "quiet_py4j", "session"]
 
@@ -106,12 +109,18 @@ def session(master: str | None = None, jars: Sequence[str] | None = None,
     builder = SparkSession.builder.master(master or "local[2]").appName("spark-jobs")
     settings = {**LOCAL_CONF, **(conf or {})}
     chosen = driver_options(conf or {})
+    archive = None
     if chosen is not None:
-        settings[JAVA_OPTIONS] = " ".join(o for o in (chosen, settings.get(JAVA_OPTIONS)) if o)
+        # and the classes from the class data sharing archive of the JVM and class path (spark_jobs.cds)
+        archive = cds.plan(jar_list, settings) if SparkContext._gateway is None else None
+        options = (chosen, archive.java_options if archive is not None else None, settings.get(JAVA_OPTIONS))
+        settings[JAVA_OPTIONS] = " ".join(o for o in options if o)
     for key, value in settings.items():
         builder = builder.config(key, value)
     builder = builder.config("spark.jars", ",".join(jar_list))
     builder = builder.config("spark.driver.extraClassPath", os.pathsep.join(jar_list))  # for the Admin client
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("WARN")
+    if archive is not None:
+        cds.promote_at_exit(archive, getattr(SparkContext._gateway, "proc", None))
     return session
