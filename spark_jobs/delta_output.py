@@ -56,7 +56,7 @@ from spark_jobs.batch import (
     small_batch_settings,
     table_schema,
 )
-from spark_jobs.delta_replace import replace_keys
+from spark_jobs.delta_replace import NO_POSITION, Position, newest, replace_keys
 from spark_jobs.hadoop_fs import HadoopFolder, qualified
 from spark_jobs.kafka_source import KafkaRange, SparkJobError, offset_ranges
 
@@ -119,16 +119,21 @@ class Done:
     offsets: dict[str, dict[str, int]] = field(default_factory=dict)
     schemas: dict[str, str] = field(default_factory=dict)
     rows: dict[str, int] = field(default_factory=dict)  # rows of each latest-state table (absent: not known)
+    # per latest-state table, a source position at or above every row it holds (absent: not known)
+    positions: dict[str, Position] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps({"batch": self.batch, "app": self.app, "offsets": self.offsets, "schemas": self.schemas,
-                           "rows": self.rows}, indent=1, sort_keys=True)
+                           "rows": self.rows, "positions": {t: list(p) for t, p in self.positions.items()}},
+                          indent=1, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> Done:
         data: dict[str, Any] = json.loads(text)
+        positions = {str(t): (int(p[0]), None if p[1] is None else int(p[1]))
+                     for t, p in data.get("positions", {}).items()}
         return cls(int(data["batch"]), str(data["app"]), data["offsets"], data["schemas"],
-                   {str(t): int(n) for t, n in data.get("rows", {}).items()})
+                   {str(t): int(n) for t, n in data.get("rows", {}).items()}, positions)
 
 
 class DeltaOutput:
@@ -216,7 +221,7 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
              ", ".join(f"{r.topic}[{r.partition}] {r.start}..{r.end}" for r in plan.ranges if r.end > r.start))
     batch = read_batch(spark, options, plan.ranges, plan.fmt)
     log.info("batch %s: %s records decoded in %.1f s", plan.batch, batch.records, time.monotonic() - batch.started)
-    new_schemas, rows = dict(done.schemas), dict(done.rows)
+    new_schemas, rows, positions = dict(done.schemas), dict(done.rows), dict(done.positions)
     try:
         with _transaction(spark, plan, recovering=recovering):
             step = time.monotonic()
@@ -232,9 +237,13 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
             try:
                 for topic in batch.topics:
                     step = time.monotonic()
-                    new_schemas[topic], change = _merge_table(spark, output, plan, topic,
-                                                              latest.where(F.col("topic") == topic),
-                                                              done.schemas.get(topic), recovering=recovering)
+                    new_schemas[topic], change, bound = _merge_table(
+                        spark, output, plan, topic, latest.where(F.col("topic") == topic), done.schemas.get(topic),
+                        done.positions.get(topic), recovering=recovering)
+                    if bound is None:
+                        positions.pop(topic, None)
+                    else:
+                        positions[topic] = bound
                     known = rows.get(topic)
                     if change is not None and change[0] == "new" and not recovering:
                         rows[topic] = change[1]
@@ -250,7 +259,7 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
     offsets = {topic: dict(partitions) for topic, partitions in done.offsets.items()}
     for r in plan.ranges:
         offsets.setdefault(r.topic, {})[str(r.partition)] = r.end
-    committed = Done(plan.batch, plan.app, offsets, new_schemas, rows)
+    committed = Done(plan.batch, plan.app, offsets, new_schemas, rows, positions)
     output.commit(committed)
     log.info("batch %s committed to %s", plan.batch, output.root)
     return batch.summary(plan.batch, {t: n for t, n in rows.items() if t in batch.topics}), committed
@@ -354,10 +363,12 @@ Change = tuple[str, int] | None  # ("new" | "merge", rows added to the table) wh
 
 
 def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str, prepared: Any,
-                 stored: str | None, *, recovering: bool) -> tuple[str, Change]:
+                 stored: str | None, bound: Position | None, *,
+                 recovering: bool) -> tuple[str, Change, Position | None]:
     """Apply the batch to the latest-state table of ``topic`` from its deciding rows in
-    :func:`tables.merge_documents`' shape; returns the new parse schema (JSON) and how many rows the table gained
-    (None when not known: the table was rewritten, or a ``recovering`` batch found its commit there)."""
+    :func:`tables.merge_documents`' shape (``bound``: a source position at or above every stored row's, None when
+    not known); returns the new parse schema (JSON), how many rows the table gained (None when not known: the
+    table was rewritten, or a ``recovering`` batch found its commit there) and the table's new bound."""
     documents = prepared.where(F.col("op") != "d")
     step = time.monotonic()
     merged, _ = table_schema(spark, documents, prepared, stored, plan.fmt)
@@ -367,12 +378,14 @@ def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: st
     if not DeltaTable.isDeltaTable(spark, path):
         with session_conf(spark, {_STATS_COLUMNS: TABLE_STATS}):
             tables.materialized(documents, merged).write.format("delta").mode("append").save(path)
-        return merged.json(), ("new", _rows_written(spark, path, documents))
+        return merged.json(), ("new", _rows_written(spark, path, documents)), _newest(prepared)
     if recovering and committed(spark, path, plan):
         log.info("batch %s: table %s already has it", plan.batch, topic)
-        return merged.json(), None
+        return merged.json(), None, None
     source = tables.materialized(prepared, merged)
     current = spark.read.format("delta").load(path)
+    if bound is None or recovering:  # not known (an older output), or the table may hold more than the marker says
+        bound = _stored_newest(current)
     if schemas.only_additions(current.schema, source.schema):
         if not schemas.only_additions(source.schema, current.schema):
             _add_columns(spark, path, source)
@@ -382,7 +395,8 @@ def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: st
         conformed = source.select(*(schemas.conform(F.col(f"`{f.name}`"), source.schema[f.name].dataType,
                                                     f.dataType).alias(f.name) for f in current.schema.fields))
         if sum(r.end - r.start for r in plan.ranges) <= SMALL_BATCH_RECORDS:  # its keys are few enough to list
-            return merged.json(), ("merge", replace_keys(spark, path, current, conformed))
+            gained, top = replace_keys(spark, path, current, conformed, bound, batch_marker(plan))
+            return merged.json(), (("merge", gained) if gained is not None else None), _later(bound, top)
         # persisted: the MERGE's jobs (finding the touched files, writing, deletion vectors) read the typed rows
         # from the first one's cache instead of computing their parse again
         conformed = conformed.persist(CACHE)
@@ -398,12 +412,42 @@ def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: st
                            .whenNotMatchedInsertAll("s._op <> 'd'").execute()).first()
         finally:
             conformed.unpersist()
+        bound = _later(bound, _newest(prepared))
         if metrics is None:
-            return merged.json(), None
-        return merged.json(), ("merge", int(metrics["num_inserted_rows"]) - int(metrics["num_deleted_rows"]))
+            return merged.json(), None, bound
+        return merged.json(), ("merge", int(metrics["num_inserted_rows"]) - int(metrics["num_deleted_rows"])), bound
     else:  # a column's type widened: every kept row is typed again from its Extended JSON
         log.info("table %s: column types widened, rewriting it", topic)
         kept = tables.materialized(tables.as_documents(current), merged)
         table = tables.merge_tables(kept, prepared, tables.materialized(documents, merged))
         table.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(path)
-    return merged.json(), None
+    return merged.json(), None, _later(bound, _newest(prepared))
+
+
+def _newest(prepared: DataFrame) -> Position:
+    """The newest source position of the batch's deciding rows (:func:`delta_replace.newest`; one small job over
+    the cached rows: a struct's null field orders first, as a missing ``ord`` does there)."""
+    position = F.struct(F.col("source_ts_ms"), F.col("source_ord"))
+    return _position(prepared.where(F.col("source_ts_ms").isNotNull()).agg(F.max(position)).first())
+
+
+def _stored_newest(table: DataFrame) -> Position | None:
+    """The newest source position of a latest-state table's rows (a read of two columns of every row: only when
+    the done marker does not tell)."""
+    if "_source_ord" not in table.columns:
+        return None
+    position = F.struct(F.unix_millis("_source_ts"), F.col("_source_ord"))
+    return _position(table.where(F.col("_source_ts").isNotNull()).agg(F.max(position)).first())
+
+
+def _position(row: Any) -> Position:
+    """The position in an aggregate's row; :data:`NO_POSITION` when no row had one."""
+    top = row[0] if row is not None else None
+    return (int(top[0]), None if top[1] is None else int(top[1])) if top is not None else NO_POSITION
+
+
+def _later(bound: Position | None, top: Position | None) -> Position | None:
+    """A table's bound after a batch whose newest position is ``top`` (unknown stays unknown)."""
+    if bound is None:
+        return None
+    return newest([bound, top] if top is not None else [bound])

@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+import json
+import re
+from collections.abc import Iterable
+
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spark_jobs import tables
 from spark_jobs.batch import session_conf
+from spark_jobs.hadoop_fs import HadoopFolder
 
-__all__ = ["replace_keys", "sql_string"]
+__all__ = ["NO_POSITION", "Position", "deleted_rows", "newest", "replace_keys", "sql_string", "supersedes"]
+
+# A source position: ``ts_ms`` and the ``ord`` of the newest change at that millisecond that has one (None: none)
+Position = tuple[int, int | None]
+# The bound of a table none of whose rows has a position: every change supersedes them
+NO_POSITION: Position = (-(2**63), None)
+_COMMIT = re.compile(r"^[0-9]{20}\.json$")
 
 # The rows written are the chosen keys' rows by construction: Delta's check of each against the replaceWhere
 # predicate (an IN list of every key) is left out.
@@ -20,36 +31,84 @@ def sql_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def replace_keys(spark: SparkSession, path: str, current: DataFrame, source: DataFrame) -> int:
+def newest(positions: Iterable[tuple[int | None, int | None]]) -> Position | None:
+    """The highest of source positions (``ts_ms``, then ``ord``; those without ``ts_ms`` left out): at or above every
+    one of them by :func:`tables.applies`' order."""
+    top: Position | None = None
+    for ts, order in positions:
+        if ts is None:
+            continue
+        later_order = order is not None and top is not None and (top[1] is None or order > top[1])
+        if top is None or ts > top[0] or (ts == top[0] and later_order):
+            top = (ts, order)
+    return top
+
+
+def supersedes(ts: int | None, order: int | None, bound: Position) -> bool:
+    """Whether a change at (``ts``, ``order``) replaces every stored row at or below ``bound``
+    (:func:`tables.applies` against each of them)."""
+    return ts is None or ts > bound[0] or (ts == bound[0] and (order is None or bound[1] is None
+                                                              or order >= bound[1]))
+
+
+def replace_keys(spark: SparkSession, path: str, current: DataFrame, source: DataFrame, bound: Position | None,
+                 marker: str) -> tuple[int | None, Position | None]:
     """Apply ``source`` (one row per key the batch decided, in the table's columns, ``_op = 'd'`` for deletes and
     tombstones) to the Delta table at ``path`` (``current``, read with the same schema) as the MERGE did, in one
-    commit; returns how many rows the table gained (negative: lost).
+    commit (its ``userMetadata`` ``marker``). ``bound``: a source position at or above every stored row's (None:
+    not known). Returns how many rows the table gained (negative: lost; None: not known) and the newest position
+    of the batch's changes.
 
-    The keys whose change applies are decided first from the stored rows' ``_key`` and source position only (a
-    columnar read of three columns joined to the batch's broadcast positions, collected on the driver): a key
-    without a stored row, or whose stored row is not newer (:func:`tables.applies`). Then one ``replaceWhere``
-    write of the applying non-delete rows with the predicate ``_key IN (<applying keys>)``: Delta deletes the
-    stored rows of those keys (with deletion vectors, reading only ``_key``) and adds the new rows in the same
-    commit. The MERGE this replaces read every column of every file holding a batch key to write its matches
-    (both files of the benchmark's table) and took 12 Spark jobs."""
-    stored = current.select("_key", F.col("_source_ts").alias("_t_ts"), F.col("_source_ord").alias("_t_ord"))
-    positions = source.select("_key", "_op", "_source_ts", "_source_ord")
-    matched = stored.join(F.broadcast(positions), "_key").select(
-        "_key", F.lit(None).cast("string").alias("_op"),
-        tables.applies(F.col("_source_ts"), F.col("_source_ord"), F.col("_t_ts"), F.col("_t_ord")).alias("_wins"))
-    # one job: the batch's keys with their ops (_wins null), then the stored keys among them with the outcome
-    rows = positions.select("_key", "_op", F.lit(None).cast("boolean").alias("_wins")).unionByName(matched).collect()
-    ops = {row[0]: row[1] for row in rows if row[2] is None}
-    applies = {row[0]: bool(row[2]) for row in rows if row[2] is not None}
-    chosen = [key for key in ops if applies.get(key, True)]
+    The batch's keys, ops and positions are collected first (one job over its cached rows). When every change is
+    newer than ``bound`` (:func:`supersedes`; the common case: a run reads what the connector wrote after the last
+    run), every change applies; otherwise the keys whose change applies are decided from the stored rows' ``_key``
+    and source position (a columnar read of three columns joined to the batch's broadcast positions, collected on
+    the driver): a key without a stored row, or whose stored row is not newer (:func:`tables.applies`). Then one
+    ``replaceWhere`` write of the applying non-delete rows with the predicate ``_key IN (<applying keys>)``: Delta
+    deletes the stored rows of those keys (with deletion vectors, reading only ``_key``) and adds the new rows in
+    the same commit, whose ``numDeletedRows`` metric tells how many stored rows were replaced when the stored
+    rows were not read. The MERGE this replaces read every column of every file holding a batch key to write its
+    matches (both files of the benchmark's table) and took 12 Spark jobs."""
+    positions = source.select("_key", "_op", F.unix_millis("_source_ts").alias("_ts"), "_source_ord")
+    batch = positions.collect()
+    ops = {row[0]: row[1] for row in batch}
+    top = newest((row[2], row[3]) for row in batch)
+    replaced: int | None
+    if bound is not None and all(supersedes(row[2], row[3], bound) for row in batch):
+        chosen, replaced = list(ops), None
+    else:
+        stored = current.select("_key", F.col("_source_ts").alias("_t_ts"), F.col("_source_ord").alias("_t_ord"))
+        matched = stored.join(F.broadcast(source.select("_key", "_source_ts", "_source_ord")), "_key").select(
+            "_key", tables.applies(F.col("_source_ts"), F.col("_source_ord"), F.col("_t_ts"), F.col("_t_ord")))
+        applies = {row[0]: bool(row[1]) for row in matched.collect()}
+        chosen = [key for key in ops if applies.get(key, True)]
+        replaced = sum(1 for key in chosen if key in applies)
     if not chosen:
-        return 0
+        return 0, top
     written = sum(1 for key in chosen if ops[key] != "d")
-    replaced = sum(1 for key in chosen if key in applies)
     predicate = "_key IN (" + ",".join(sql_string(key) for key in chosen) + ")"
-    # the same list selects the rows to write: a DataFrame of the keys made from Python rows needs a Python worker
-    # to turn them into the JVM's rows (starting one took ~1 s in the first small run after a full one)
-    new_rows = source.where(F.expr(predicate) & (F.col("_op") != "d"))
+    new_rows = source.where(F.col("_op") != "d")
+    if len(chosen) < len(ops):  # the same list selects the rows to write (a DataFrame of the keys made from Python
+        # rows needs a Python worker to turn them into the JVM's rows: starting one took ~1 s)
+        new_rows = new_rows.where(F.expr(predicate))
     with session_conf(spark, _NO_CONSTRAINT_CHECK):
         new_rows.write.format("delta").mode("overwrite").option("replaceWhere", predicate).save(path)
-    return written - replaced
+    if replaced is None:
+        replaced = deleted_rows(spark, path, marker)
+    return (written - replaced if replaced is not None else None), top
+
+
+def deleted_rows(spark: SparkSession, path: str, marker: str) -> int | None:
+    """The ``numDeletedRows`` metric of the Delta table's last commit, read from its commit file on the driver
+    (no Spark job), when that commit is a write with ``userMetadata`` ``marker``; None otherwise (another commit
+    came last, or the writes' metrics are off)."""
+    log = HadoopFolder(spark, f"{path}/_delta_log")
+    commits = [name for name in log.names() if _COMMIT.match(name)]
+    if not commits:
+        return None
+    for line in log.read(max(commits)).splitlines():
+        info = json.loads(line).get("commitInfo") if '"commitInfo"' in line else None
+        if info is not None and info.get("userMetadata") == marker and info.get("operation") == "WRITE":
+            deleted = (info.get("operationMetrics") or {}).get("numDeletedRows")
+            return int(deleted) if deleted is not None else None
+    return None

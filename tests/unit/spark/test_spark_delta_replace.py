@@ -1,5 +1,5 @@
 """A small batch's change of a Delta latest-state table in one replaceWhere commit (spark_jobs.delta_replace): the
-MERGE's outcome, keys that need quoting included."""
+MERGE's outcome, keys that need quoting included; the stored rows read only when a change may be older than them."""
 
 from __future__ import annotations
 
@@ -9,16 +9,28 @@ from pathlib import Path
 from typing import Any
 
 from delta.tables import DeltaTable
+from pyspark.sql import functions as F
 
 from spark_jobs.batch import session_conf
-from spark_jobs.delta_replace import replace_keys, sql_string
+from spark_jobs.delta_output import Done
+from spark_jobs.delta_replace import NO_POSITION, newest, replace_keys, sql_string, supersedes
 
 SCHEMA = "_key string, _op string, _source_ts timestamp, _source_ord long, v long"
-T0 = dt.datetime(2026, 11, 29, 12, 0, 0)
+T0 = dt.datetime(2026, 11, 29, 12, 0, 0, tzinfo=dt.UTC)
+MARKER = '{"spark_jobs": {"app": "test", "batch": 2}}'
 
 
 def _at(seconds: int) -> dt.datetime:
     return T0 + dt.timedelta(seconds=seconds)
+
+
+def _ms(seconds: int) -> int:
+    return int(_at(seconds).timestamp() * 1000)
+
+
+def _replace(spark: Any, path: Path, current: Any, batch: list[Any], bound: Any = None) -> tuple[Any, Any]:
+    with session_conf(spark, {"spark.databricks.delta.commitInfo.userMetadata": MARKER}):
+        return replace_keys(spark, str(path), current, spark.createDataFrame(batch, SCHEMA), bound, MARKER)
 
 
 def _table(spark: Any, path: Path) -> dict[str, tuple[str, int | None]]:
@@ -47,8 +59,9 @@ def test_newer_changes_replace_and_delete_older_ones_stay_in_one_commit(spark: A
              ("gone", "d", _at(20), 1, None),  # delete of a key never stored: nothing
              ("new", "c", _at(20), 1, 60),     # insert
              ("same", "u", _at(20), 5, 50)]    # same position: the later run's change applies
-    gained = replace_keys(spark, str(path), current, spark.createDataFrame(batch, SCHEMA))
+    gained, top = _replace(spark, path, current, batch)
     assert gained == 0  # one inserted, one deleted
+    assert top == (_ms(40), 9)
     assert _table(spark, path) == {"a'1": ("u", 10), "b\\2": ("c", 2), 'd"\u00e9': ("c", 4), "new": ("c", 60),
                                    "same": ("u", 50)}
     history = DeltaTable.forPath(spark, str(path)).history().collect()
@@ -62,6 +75,52 @@ def test_a_batch_that_changes_nothing_commits_nothing(spark: Any, tmp_path: Path
     path = tmp_path / "t"
     current = _stored(spark, path)
     batch = [("b\\2", "d", _at(40), 1, None)]  # older than the stored row
-    assert replace_keys(spark, str(path), current, spark.createDataFrame(batch, SCHEMA)) == 0
+    assert _replace(spark, path, current, batch) == (0, (_ms(40), 1))
     assert len(DeltaTable.forPath(spark, str(path)).history().collect()) == 1
     assert _table(spark, path)["b\\2"] == ("c", 2)
+
+
+def test_newest_and_supersedes_order_positions_as_applies_does() -> None:
+    assert newest([]) is None and newest([(None, 3)]) is None
+    assert newest([(5, 1), (7, None), (6, 9)]) == (7, None)
+    assert newest([(7, None), (7, 2), (7, 1), (None, 8)]) == (7, 2)
+    assert newest([NO_POSITION, (3, 1)]) == (3, 1) and newest([NO_POSITION]) == NO_POSITION
+    assert supersedes(8, 0, (7, 5)) and supersedes(None, None, (7, 5))  # later, or without a position
+    assert supersedes(7, 5, (7, 5)) and supersedes(7, None, (7, 5)) and supersedes(7, 1, (7, None))
+    assert not supersedes(7, 4, (7, 5)) and not supersedes(6, 9, (7, 5))
+    assert supersedes(-5, None, NO_POSITION)
+
+
+def test_changes_newer_than_the_bound_apply_without_reading_the_stored_rows(spark: Any, tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    current = _stored(spark, path)
+    batch = [("a'1", "u", _at(60), 1, 10),     # replaces a stored row
+             ("c", "d", _at(61), 1, None),     # deletes one
+             ("gone", "d", _at(61), 2, None),  # a key never stored: nothing
+             ("new", "c", _at(62), 1, 60),     # inserts
+             ("new2", "c", None, None, 70)]    # no position: applies
+    before = spark.read.format("delta").load(str(path)).count()
+    unread = current.withColumn("_key", F.expr("cast(raise_error('the stored rows were read') as string)"))
+    gained, top = _replace(spark, path, unread, batch, bound=(_ms(50), 1))
+    assert top == (_ms(62), 1)
+    assert gained == 1 == spark.read.format("delta").load(str(path)).count() - before  # from the commit's metrics
+    assert _table(spark, path) == {"a'1": ("u", 10), "b\\2": ("c", 2), 'd"\u00e9': ("c", 4), "new": ("c", 60),
+                                   "new2": ("c", 70), "same": ("c", 5)}
+
+
+def test_a_change_the_bound_does_not_cover_reads_the_stored_rows(spark: Any, tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    current = _stored(spark, path)
+    batch = [("a'1", "u", _at(60), 1, 10), ("b\\2", "u", _at(40), 9, 20)]  # the second is older than its row
+    gained, top = _replace(spark, path, current, batch, bound=(_ms(50), 1))
+    assert (gained, top) == (0, (_ms(60), 1))
+    assert _table(spark, path)["b\\2"] == ("c", 2) and _table(spark, path)["a'1"] == ("u", 10)
+
+
+def test_the_done_marker_keeps_each_tables_bound() -> None:
+    done = Done(3, "app", {"t": {"0": 7}}, {"t": "{}"}, {"t": 5, "u": 1}, {"t": (_ms(60), 2), "u": NO_POSITION,
+                                                                         "v": (_ms(1), None)})
+    assert Done.from_json(done.to_json()) == done
+    older = json.loads(done.to_json())
+    del older["positions"]  # a marker an earlier version wrote: no bound known
+    assert Done.from_json(json.dumps(older)).positions == {}
