@@ -14,9 +14,10 @@ The archive is kept per JVM build and class path (a hash of the java executable,
 the driver's memory, which decides the JVM's pointer encoding) in ``$SPARK_JOBS_CDS_DIR``, by default
 ``$XDG_CACHE_HOME/spark_jobs/cds`` (``~/.cache/spark_jobs/cds``); ``SPARK_JOBS_CDS_DIR=off`` turns it off. A JVM that
 cannot use an archive (another build, a class path that does not match) runs without it, as before; the JVM's own
-``cds`` log lines are off (a write reports every class it leaves out). The JVM refuses archives when a folder on its
-class path holds files: with a ``spark-defaults.conf`` in Spark's conf folder (or Hadoop's conf folder on the
-class path) nothing is written or used.
+``cds`` log lines are off (a write reports every class it leaves out). Each run that uses an archive marks it
+(its modification time); one that writes a new archive removes those unused for :data:`UNUSED_DAYS`. The JVM
+refuses archives when a folder on its class path holds files: with a ``spark-defaults.conf`` in Spark's conf
+folder (or Hadoop's conf folder on the class path) nothing is written or used.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import logging
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +42,7 @@ log = logging.getLogger(__name__)
 DIR_ENV = "SPARK_JOBS_CDS_DIR"
 OFF = "off"
 QUIET = "-Xlog:cds=off -Xlog:cds+dynamic=off"
+UNUSED_DAYS = 30  # an archive no run used for this long is removed when another one is written
 EXIT_TIMEOUT = 180.0  # seconds the Python process waits at exit for its JVM to write the archive
 
 
@@ -108,12 +111,15 @@ def plan(jars: Sequence[str], settings: Mapping[str, str]) -> Archive | None:
     name = key([*map(str, folders), *jars], settings, java, home / "jars")
     final = folder / f"{name}.jsa"
     if final.is_file():
+        with contextlib.suppress(OSError):  # in use: kept by _remove_unused
+            os.utime(final)
         return Archive(final, None)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         log.warning("no class data sharing archive: cannot create %s (%s)", folder, exc)
         return None
+    _remove_unused(folder)
     if _remove_abandoned(folder, name):
         log.debug("another process writes the class data sharing archive %s: this JVM runs without", final)
         return None
@@ -140,6 +146,15 @@ def _has_files(folder: Path) -> bool:
         return folder.is_dir() and any(folder.iterdir())
     except OSError:
         return True
+
+
+def _remove_unused(folder: Path) -> None:
+    """Remove the archives no run used for :data:`UNUSED_DAYS` (those of a JVM or Spark since replaced)."""
+    oldest = time.time() - UNUSED_DAYS * 86400
+    for path in folder.glob("*.jsa"):
+        with contextlib.suppress(OSError):
+            if path.stat().st_mtime < oldest:
+                path.unlink()
 
 
 def _remove_abandoned(folder: Path, name: str) -> bool:

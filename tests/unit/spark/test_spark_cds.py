@@ -3,8 +3,10 @@ one writer at a time, and the rename into place only after the JVM wrote it whol
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -76,6 +78,7 @@ def test_an_archive_a_gone_process_began_is_removed(monkeypatch: pytest.MonkeyPa
 
 _JVM = """
 import sys
+import time
 sys.stdin.read()  # like PySpark's gateway server: exits when its standard input closes
 with open(sys.argv[1], "wb") as f:
     f.write(b"classes")
@@ -131,3 +134,22 @@ def test_no_archive_when_a_folder_on_the_class_path_holds_files(monkeypatch: pyt
     assert other is not None and other.writing is not None
     elsewhere = cds.plan(_JARS, _SETTINGS)
     assert elsewhere is not None and elsewhere.final != other.final
+
+
+def test_archives_unused_for_a_month_are_removed_when_one_is_written(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:
+    monkeypatch.setenv(cds.DIR_ENV, str(tmp_path))
+    stale = tmp_path / "another-jvm.jsa"
+    month = time.time() - (cds.UNUSED_DAYS + 1) * 86400
+    first = cds.plan(_JARS, _SETTINGS)
+    assert first is not None and first.writing is not None
+    first.writing.rename(first.final)
+    for path in (stale, first.final):
+        path.touch()
+        os.utime(path, (month, month))
+    assert cds.plan(_JARS, _SETTINGS) == cds.Archive(first.final, None)  # used: marked
+    assert first.final.stat().st_mtime > month + 86400 and stale.exists()
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path / "other-conf"))  # another class path: a new archive
+    second = cds.plan(_JARS, _SETTINGS)
+    assert second is not None and second.writing is not None
+    assert not stale.exists() and first.final.exists()
