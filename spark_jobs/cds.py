@@ -128,6 +128,9 @@ def plan(jars: Sequence[str], settings: Mapping[str, str]) -> Archive | None:
         writing.touch(exist_ok=False)
     except OSError:
         return None
+    # said now: at exit a handler's stream may be closed already
+    log.info("the driver JVM writes its class data sharing archive %s when this process exits (once per JVM and "
+             "class path, ~12 s)", final)
     return Archive(final, writing)
 
 
@@ -196,7 +199,6 @@ def promote_at_exit(archive: Archive, jvm: subprocess.Popen[bytes] | None) -> No
 def _promote(archive: Archive, jvm: subprocess.Popen[bytes]) -> None:
     writing = archive.writing
     assert writing is not None and jvm.stdin is not None
-    log.info("writing the driver JVM's class data sharing archive %s (once per JVM and class path)", archive.final)
     from pyspark import SparkContext
 
     active = SparkContext._active_spark_context
@@ -207,8 +209,7 @@ def _promote(archive: Archive, jvm: subprocess.Popen[bytes]) -> None:
     try:
         jvm.stdin.close()
         code = jvm.wait(EXIT_TIMEOUT)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        log.warning("the driver JVM did not exit within %.0f s (%s): no class data sharing archive", EXIT_TIMEOUT, exc)
+    except (OSError, subprocess.TimeoutExpired):  # not logged (at exit): no archive, a later run tries again
         return
     if code == 0 and writing.is_file() and writing.stat().st_size > 0:
         os.replace(writing, archive.final)

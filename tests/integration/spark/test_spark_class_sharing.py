@@ -15,6 +15,8 @@ from stack.procs import REPO_ROOT
 pytestmark = pytest.mark.integration
 
 _JOB = """
+import logging
+logging.basicConfig(level=logging.INFO)
 from spark_jobs.session import session
 spark = session("local[1]")
 assert spark.range(10).selectExpr("sum(id)").first()[0] == 45
@@ -23,7 +25,7 @@ print("arguments", " ".join(a for a in arguments if "Archive" in a))
 """
 
 
-def _run(folder: Path, log: Path) -> str:
+def _run(folder: Path, log: Path) -> tuple[str, str]:
     (folder.parent / "conf").mkdir(exist_ok=True)  # Spark's conf folder, on the class path: empty
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYSPARK_GATEWAY_PORT", "PYSPARK_SUBMIT_ARGS", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS")}
@@ -34,7 +36,8 @@ def _run(folder: Path, log: Path) -> str:
     done = subprocess.run([sys.executable, "-c", _JOB], cwd=REPO_ROOT, env=env, capture_output=True, text=True,
                           timeout=280)
     assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
+    assert "Logging error" not in done.stderr and "Traceback" not in done.stderr, done.stderr
+    return done.stdout, done.stderr
 
 
 def _from_archive(log: Path) -> set[str]:
@@ -50,12 +53,13 @@ def _from_archive(log: Path) -> set[str]:
 @pytest.mark.timeout(600)
 def test_the_first_jvm_writes_the_archive_and_the_next_loads_classes_from_it(tmp_path: Path) -> None:
     folder = tmp_path / "cds"
-    out = _run(folder, tmp_path / "first")
+    out, first_log = _run(folder, tmp_path / "first")
     archives = sorted(p.name for p in folder.iterdir() if p.suffix in (".jsa", ".writing"))
     assert len(archives) == 1 and archives[0].endswith(".jsa"), archives  # written whole, renamed into place
     assert f"-XX:ArchiveClassesAtExit={folder}" in out
+    assert "the driver JVM writes its class data sharing archive" in first_log
     assert not _from_archive(tmp_path / "first")
 
-    out = _run(folder, tmp_path / "second")
+    out, _ = _run(folder, tmp_path / "second")
     assert f"-XX:SharedArchiveFile={folder / archives[0]}" in out
     assert "org.apache.spark.SparkContext" in _from_archive(tmp_path / "second")
