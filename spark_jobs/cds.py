@@ -175,13 +175,12 @@ def _remove_abandoned(folder: Path, name: str) -> bool:
 
 
 def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
+    """Whether process ``pid`` exists (another user's included)."""
+    with contextlib.suppress(ProcessLookupError):
+        with contextlib.suppress(PermissionError):
+            os.kill(pid, 0)
         return True
-    return True
+    return False
 
 
 def promote_at_exit(archive: Archive, jvm: subprocess.Popen[bytes] | None) -> None:
