@@ -27,7 +27,7 @@ from urllib.parse import unquote, urlparse
 from kafka import KafkaConsumer, TopicPartition
 
 from spark_jobs.batch import SMALL_BATCH_RECORDS, MaterializeOptions
-from spark_jobs.delta_output import Done
+from spark_jobs.delta_batches import Done
 from spark_jobs.store import STATE_FILE, State
 
 __all__ = ["C1_ONLY", "JAVA_OPTIONS", "SMALL_RUN_RECORDS", "choose", "launch_conf", "pending_records",

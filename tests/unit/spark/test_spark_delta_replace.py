@@ -12,7 +12,7 @@ from delta.tables import DeltaTable
 from pyspark.sql import functions as F
 
 from spark_jobs.batch import session_conf
-from spark_jobs.delta_output import Done
+from spark_jobs.delta_batches import Done
 from spark_jobs.delta_replace import NO_POSITION, newest, replace_keys, sql_string, supersedes
 
 SCHEMA = "_key string, _op string, _source_ts timestamp, _source_ord long, v long"
