@@ -15,7 +15,7 @@ from connect.runtime.herder import Herder
 from rest import connectors, loggers, metrics, root
 from rest import error_handlers as errors
 from rest import plugins as plugin_routes
-from rest.common import REQUEST_TIMEOUT_S, keep_encoded_slashes
+from rest.common import REQUEST_TIMEOUT_S, routing_path
 
 
 class _WaitForStartup:
@@ -85,15 +85,16 @@ def _internal(scope: Scope) -> bool:
                                                 or (method == "PUT" and path.endswith("/fence")))
 
 
-class _EncodedSlashes:
-    """ASGI middleware: route ``/connectors/a%2Fb/status`` to connector ``a/b`` (Connect allows ``/``)."""
+class _RoutingPath:
+    """ASGI middleware: route ``/connectors/a%2Fb/status`` to connector ``a/b`` (Connect allows ``/``) and
+    ``/connectors/%0A`` to connector "\\n" (see :func:`~rest.common.routing_path`)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope.get("raw_path"):
-            scope = {**scope, "path": keep_encoded_slashes(scope["raw_path"], scope["path"])}
+        if scope["type"] == "http":
+            scope = {**scope, "path": routing_path(scope.get("raw_path"), scope["path"])}
         await self.app(scope, receive, send)
 
 
@@ -107,7 +108,7 @@ def create_app(herder: Herder, credentials: dict[str, str] | None = None) -> Fas
     for module in (root, connectors, plugin_routes, loggers, metrics):
         app.include_router(module.router)
     errors.install(app)
-    app.add_middleware(_EncodedSlashes)
+    app.add_middleware(_RoutingPath)
     app.add_middleware(_WaitForStartup)
     if credentials is not None:
         app.add_middleware(_BasicAuth, credentials=credentials)

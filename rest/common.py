@@ -16,30 +16,38 @@ from connect.runtime.herder import Herder
 from connect.runtime.rest_errors import BadRequestError, ConnectRestError
 
 T = TypeVar("T")
-SLASH = "\x00"  # stands for an encoded "/" (%2F) inside a connector name while routing; names never hold NUL
+SLASH = "\x00"  # stands for an encoded "/" (%2F) inside a name while routing; names never hold NUL
+# stands for a newline ending the path while routing: Starlette's "$" also matches before a final "\n", so
+# "/connectors/%0A" (a connector named "\n") would otherwise be the connector list
+NEWLINE = "\x01"
 
 
-class ConnectorNameConvertor(Convertor[str]):
-    """Path segment holding a connector name: ``%2F`` inside it was kept apart by :func:`keep_encoded_slashes`."""
+class NameConvertor(Convertor[str]):
+    """Path segment holding a name (connector, logger): what :func:`routing_path` set apart is put back."""
 
     regex = "[^/]+"
 
     def convert(self, value: str) -> str:
-        return value.replace(SLASH, "/")
+        return value.replace(SLASH, "/").replace(NEWLINE, "\n")
 
     def to_string(self, value: str) -> str:
         return value.replace("/", SLASH)
 
 
-register_url_convertor("connector", ConnectorNameConvertor())
+register_url_convertor("name", NameConvertor())
 
 
-def keep_encoded_slashes(raw_path: bytes, path: str) -> str:
-    """The path to route on: like ``path``, but a ``%2F`` in a segment stays inside that segment."""
-    if b"%2f" not in raw_path.lower():
-        return path
-    segments = raw_path.decode("latin-1").split("/")
-    return "/".join(unquote(segment).replace("/", SLASH) for segment in segments)
+def routing_path(raw_path: bytes | None, path: str) -> str:
+    """The path to route on: like ``path``, but a ``%2F`` in a segment stays inside that segment, and a final
+    newline cannot make a route without it match."""
+    if raw_path and b"%2f" in raw_path.lower():
+        segments = raw_path.decode("latin-1").split("/")
+        path = "/".join(unquote(segment).replace("/", SLASH) for segment in segments)
+    if path.endswith("\n"):
+        path = path[:-1] + NEWLINE
+    return path
+
+
 REQUEST_TIMEOUT_S = 90.0
 
 

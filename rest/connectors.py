@@ -77,19 +77,19 @@ def _initial_state(value: str | None) -> TargetState | None:
     return state
 
 
-@route(router, "GET", "/connectors/{connector:connector}",
+@route(router, "GET", "/connectors/{connector:name}",
        responses=oa.responses({200: oa.CONNECTOR_INFO}, 404))
 async def connector_info(connector: str, request: Request) -> dict[str, Any]:
     return models.connector_info(herder_of(request).connector_info(connector))
 
 
-@route(router, "GET", "/connectors/{connector:connector}/config",
+@route(router, "GET", "/connectors/{connector:name}/config",
        responses=oa.responses({200: {"type": "object"}}, 404))
 async def connector_config(connector: str, request: Request) -> dict[str, str]:
     return herder_of(request).connector_config(connector)
 
 
-@route(router, "PUT", "/connectors/{connector:connector}/config",
+@route(router, "PUT", "/connectors/{connector:name}/config",
        responses=oa.responses({200: oa.CONNECTOR_INFO, 201: oa.CONNECTOR_INFO}, 400, 409),
        openapi_extra=oa.CONFIG_BODY)
 async def put_connector_config(connector: str, request: Request) -> Response:
@@ -108,25 +108,25 @@ async def put_connector_config(connector: str, request: Request) -> Response:
     return JSONResponse(models.connector_info(created.info), status_code=200)
 
 
-@route(router, "GET", "/connectors/{connector:connector}/status",
+@route(router, "GET", "/connectors/{connector:name}/status",
        responses=oa.responses({200: oa.CONNECTOR_STATE}, 404))
 async def connector_status(connector: str, request: Request) -> dict[str, Any]:
     return models.connector_state(herder_of(request).connector_status(connector))
 
 
-@route(router, "GET", "/connectors/{connector:connector}/tasks",
+@route(router, "GET", "/connectors/{connector:name}/tasks",
        responses=oa.responses({200: {"type": "array", "items": oa.TASK_INFO}}, 404))
 async def connector_tasks(connector: str, request: Request) -> list[dict[str, Any]]:
     return [models.task_info(t) for t in herder_of(request).task_infos(connector)]
 
 
-@route(router, "GET", "/connectors/{connector:connector}/tasks/{task}/status",
+@route(router, "GET", "/connectors/{connector:name}/tasks/{task}/status",
        responses=oa.responses({200: oa.TASK_STATE}, 400, 404))
 async def task_status(connector: str, task: int, request: Request) -> dict[str, Any]:
     return models.state(herder_of(request).task_status(connector, task))
 
 
-@route(router, "DELETE", "/connectors/{connector:connector}",
+@route(router, "DELETE", "/connectors/{connector:name}",
        responses=oa.responses({204: None}, 404, 409))
 async def delete_connector(connector: str, request: Request) -> Response:
     await await_future(herder_of(request).delete_connector(connector))
@@ -135,7 +135,7 @@ async def delete_connector(connector: str, request: Request) -> Response:
 
 
 
-@route(router, "PATCH", "/connectors/{connector:connector}/config",
+@route(router, "PATCH", "/connectors/{connector:name}/config",
        responses=oa.responses({200: oa.CONNECTOR_INFO}, 400, 404, 409),
        openapi_extra=oa.PATCH_BODY)
 async def patch_connector_config(connector: str, request: Request) -> Response:
@@ -150,28 +150,28 @@ async def patch_connector_config(connector: str, request: Request) -> Response:
     return JSONResponse(models.connector_info(updated.info), status_code=200)
 
 
-@route(router, "PUT", "/connectors/{connector:connector}/pause",
+@route(router, "PUT", "/connectors/{connector:name}/pause",
        responses=oa.responses({202: None}, 404))
 async def pause_connector(connector: str, request: Request) -> Response:
     await await_future(herder_of(request).pause_connector(connector))
     return Response(status_code=202)
 
 
-@route(router, "PUT", "/connectors/{connector:connector}/resume",
+@route(router, "PUT", "/connectors/{connector:name}/resume",
        responses=oa.responses({202: None}, 404))
 async def resume_connector(connector: str, request: Request) -> Response:
     await await_future(herder_of(request).resume_connector(connector))
     return Response(status_code=202)
 
 
-@route(router, "PUT", "/connectors/{connector:connector}/stop",
+@route(router, "PUT", "/connectors/{connector:name}/stop",
        responses=oa.responses({204: None}, 404, 409))
 async def stop_connector(connector: str, request: Request) -> Response:
     await await_future(herder_of(request).stop_connector(connector))
     return Response(status_code=204)
 
 
-@route(router, "POST", "/connectors/{connector:connector}/restart",
+@route(router, "POST", "/connectors/{connector:name}/restart",
        responses=oa.responses({202: oa.CONNECTOR_STATE, 204: None}, 400, 404, 409))
 async def restart_connector(connector: str, request: Request, includeTasks: bool = False,
                             onlyFailed: bool = False) -> Response:
@@ -181,14 +181,14 @@ async def restart_connector(connector: str, request: Request, includeTasks: bool
     return JSONResponse(models.connector_state(state), status_code=202)
 
 
-@route(router, "POST", "/connectors/{connector:connector}/tasks/{task}/restart",
+@route(router, "POST", "/connectors/{connector:name}/tasks/{task}/restart",
        responses=oa.responses({204: None}, 400, 404, 409))
 async def restart_task(connector: str, task: int, request: Request) -> Response:
     await await_future(herder_of(request).restart_task(connector, task))
     return Response(status_code=204)
 
 
-@route(router, "POST", "/connectors/{connector:connector}/tasks", include_in_schema=False)
+@route(router, "POST", "/connectors/{connector:name}/tasks", include_in_schema=False)
 async def put_task_configs(connector: str, request: Request) -> Response:
     """Internal: a connector's worker hands its task configs to the leader (forwarded when not the leader)."""
     raw = await request.body()
@@ -201,7 +201,7 @@ async def put_task_configs(connector: str, request: Request) -> Response:
     return Response(status_code=204)
 
 
-@route(router, "PUT", "/connectors/{connector:connector}/fence", include_in_schema=False)
+@route(router, "PUT", "/connectors/{connector:name}/fence", include_in_schema=False)
 async def fence_zombies(connector: str, request: Request) -> Response:
     """Internal (KIP-618): the leader fences the connector's previous task generation (forwarded to the leader)."""
     raw = await request.body()
@@ -213,13 +213,13 @@ async def fence_zombies(connector: str, request: Request) -> Response:
     return Response(status_code=204)
 
 
-@route(router, "GET", "/connectors/{connector:connector}/offsets",
+@route(router, "GET", "/connectors/{connector:name}/offsets",
        responses=oa.responses({200: oa.OFFSETS}, 404))
 async def connector_offsets(connector: str, request: Request) -> dict[str, Any]:
     return {"offsets": offsets_admin.connector_offsets(herder_of(request), connector)}
 
 
-@route(router, "PATCH", "/connectors/{connector:connector}/offsets",
+@route(router, "PATCH", "/connectors/{connector:name}/offsets",
        responses=oa.responses({200: oa.MESSAGE}, 400, 404, 409),
        openapi_extra=oa.OFFSETS_BODY)
 async def alter_offsets(connector: str, request: Request) -> dict[str, str]:
@@ -228,7 +228,7 @@ async def alter_offsets(connector: str, request: Request) -> dict[str, str]:
     return {"message": message}
 
 
-@route(router, "DELETE", "/connectors/{connector:connector}/offsets",
+@route(router, "DELETE", "/connectors/{connector:name}/offsets",
        responses=oa.responses({200: oa.MESSAGE}, 400, 404, 409))
 async def reset_offsets(connector: str, request: Request) -> dict[str, str]:
     message = await await_future(offsets_admin.reset_offsets(herder_of(request), connector))
@@ -243,14 +243,14 @@ def _tracking(request: Request, reset: bool = False) -> None:
         raise ConnectRestError(403, "Topic tracking reset is disabled.")
 
 
-@route(router, "GET", "/connectors/{connector:connector}/topics",
+@route(router, "GET", "/connectors/{connector:name}/topics",
        responses=oa.responses({200: {"type": "object"}}, 403))
 async def connector_topics(connector: str, request: Request) -> dict[str, Any]:
     _tracking(request)
     return {connector: {"topics": herder_of(request).status_store.topics(connector)}}
 
 
-@route(router, "PUT", "/connectors/{connector:connector}/topics/reset",
+@route(router, "PUT", "/connectors/{connector:name}/topics/reset",
        responses=oa.responses({202: None}, 403))
 async def reset_connector_topics(connector: str, request: Request) -> Response:
     _tracking(request, reset=True)

@@ -46,7 +46,7 @@ async def list_loggers(request: Request) -> dict[str, Any]:
     return {name: level.to_json() for name, level in loggers_of(request).all_levels().items()}
 
 
-@route(router, "GET", "/admin/loggers/{logger}",
+@route(router, "GET", "/admin/loggers/{logger:name}",
        responses=oa.responses({200: oa.LOGGER_LEVEL}, 404))
 async def get_logger(logger: str, request: Request) -> dict[str, Any]:
     level = loggers_of(request).level(logger)
@@ -56,7 +56,7 @@ async def get_logger(logger: str, request: Request) -> dict[str, Any]:
     return level.to_json()
 
 
-@route(router, "PUT", "/admin/loggers/{logger}",
+@route(router, "PUT", "/admin/loggers/{logger:name}",
        responses=oa.responses({200: {"type": "array", "items": {"type": "string"}}, 204: None}, 400, 404),
        openapi_extra=oa.LEVEL_BODY)
 async def set_level(logger: str, request: Request, scope: str = WORKER_SCOPE) -> Any:
