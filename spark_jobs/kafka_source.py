@@ -24,8 +24,16 @@ ADMIN_TIMEOUT_S = 15
 # before it are handed out) finds nothing and is held, and the task's last poll waits for it. Reading and decoding
 # the last 5,082 records of a topic (an incremental run's batch, warm JVM) took 0.82 s instead of 1.21 s (medians
 # of 6 interleaved pairs; benchmarks/results.md 2026-11-29). The records a run reads are all there already: a
-# shorter wait loses nothing. ``kafka_options`` may set it otherwise.
-READ_OPTIONS = {"kafka.fetch.max.wait.ms": "10"}
+# shorter wait loses nothing.
+# They also fetch up to 8 MB of a partition at a time (the consumer's default is 1 MB) and hand out up to 5,000
+# records a poll (default 500): Spark's Kafka source asks the broker for the partition's earliest and latest
+# offsets after every poll (two round trips), and a poll of 1 MB held ~290 of the benchmark's 3.6 KB records.
+# Reading the benchmark's 513,172 records (each value cast to a string and summed, one JVM, 5 rotating rounds):
+# 6.07 s against 7.19 s, 10.3 s of JVM CPU against 10.9 s (medians of the last 4; 4 MB and 2,000 records: 6.04 s;
+# 8 MB and 500 records: 6.37 s; benchmarks/results.md 2026-11-30). A task holds one partition's fetch at a time.
+# ``kafka_options`` may set any of them otherwise.
+READ_OPTIONS = {"kafka.fetch.max.wait.ms": "10", "kafka.max.partition.fetch.bytes": str(8 << 20),
+                "kafka.max.poll.records": "5000"}
 
 
 class SparkJobError(RuntimeError):
