@@ -38,7 +38,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from delta.tables import DeltaTable
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spark_jobs import schema as schemas
@@ -341,8 +341,7 @@ def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: st
 def _newest(prepared: DataFrame) -> Position:
     """The newest source position of the batch's deciding rows (:func:`delta_replace.newest`; one small job over
     the cached rows: a struct's null field orders first, as a missing ``ord`` does there)."""
-    position = F.struct(F.col("source_ts_ms"), F.col("source_ord"))
-    return _position(prepared.where(F.col("source_ts_ms").isNotNull()).agg(F.max(position)).first())
+    return _max_position(prepared, F.col("source_ts_ms"), F.col("source_ord"))
 
 
 def _stored_newest(table: DataFrame) -> Position | None:
@@ -350,8 +349,12 @@ def _stored_newest(table: DataFrame) -> Position | None:
     the done marker does not tell)."""
     if "_source_ord" not in table.columns:
         return None
-    position = F.struct(F.unix_millis("_source_ts"), F.col("_source_ord"))
-    return _position(table.where(F.col("_source_ts").isNotNull()).agg(F.max(position)).first())
+    return _max_position(table, F.unix_millis("_source_ts"), F.col("_source_ord"))
+
+
+def _max_position(rows: DataFrame, ts: Column, order: Column) -> Position:
+    """The highest (``ts``, ``order``) of the rows that have a ``ts``."""
+    return _position(rows.where(ts.isNotNull()).agg(F.max(F.struct(ts, order))).first())
 
 
 def _position(row: Any) -> Position:
