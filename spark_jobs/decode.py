@@ -52,7 +52,6 @@ CHANGE_COLUMNS = (
 _OPTIONS = {"allowNonNumericNumbers": "true", "mode": "PERMISSIVE"}
 SCHEMA_MEMBER = '{"schema":'  # how JsonConverter with schemas begins every value
 _REST = 2**31 - 1  # a substring's length reaching the end of any value
-_SCHEMA_MEMBER = '{"schema":'
 _PAYLOAD_ID = ',"payload":{"id":"'
 _ID_MEMBER = '{"id":"'
 _QUOTE = '\\"'  # an escaped quote inside a JSON string
@@ -117,8 +116,9 @@ def plain_key_id(text: Column) -> Column:
     benchmark's 1,021,262 keys cost 4.7 s of JVM CPU on top of reading them (15.1 against 10.4 s), and decoding its
     1,026,344 records took 18.0 s instead of 19.0 s, 27.6 s of JVM CPU instead of 29.5 s, the same keys (medians
     of 4 alternating passes in one JVM; benchmarks/results.md 2026-11-30)."""
+    # without the payload member substring_index gives the whole key back, whose quotes fail the test below
     with_schema = F.substring_index(text, _PAYLOAD_ID, -1)
-    body = F.when(text.startswith(_SCHEMA_MEMBER) & text.contains(_PAYLOAD_ID) & with_schema.endswith('"}}'),
+    body = F.when(text.startswith(SCHEMA_MEMBER) & with_schema.endswith('"}}'),
                   with_schema.substr(F.lit(1), F.length(with_schema) - 3)) \
         .when(text.startswith(_ID_MEMBER) & text.endswith('"}'),
               text.substr(F.lit(len(_ID_MEMBER) + 1), F.length(text) - len(_ID_MEMBER) - 2))
