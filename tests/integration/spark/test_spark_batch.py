@@ -1,0 +1,54 @@
+"""A large batch's decoded rows on a local master: kept as a local checkpoint (rows copied once, no columnar
+cache), the same rows and counts as the decode itself, its blocks released after the batch, and the tables a run
+builds from it equal to the collection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spark_jobs import batch as batches
+from spark_jobs.batch import MaterializeOptions, read_batch, schema_prefixes
+from spark_jobs.decode import CHANGE_COLUMNS, decode
+from spark_jobs.kafka_source import offset_ranges, read_range
+from spark_jobs.materialize import run
+from tests.integration.spark.workload import produce, stored_table
+from tests.integration.support import unique
+from tests.unit.spark.support import change_event, json_records, mongo_documents
+
+pytestmark = pytest.mark.integration
+
+
+def _persistent(spark: Any) -> set[int]:
+    return {int(rdd_id) for rdd_id in spark.sparkContext._jsc.getPersistentRDDs()}
+
+
+def test_a_large_batch_is_a_local_checkpoint_with_the_decoded_rows_and_is_released(
+        spark: Any, stack: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    topic = unique("large.")
+    events = [change_event("insert", "db", "c", {"_id": n, "v": n}) for n in range(12)]
+    events += [change_event("update", "db", "c", {"_id": n, "v": -n}, updated={"v": -n}) for n in range(4)]
+    events.append(change_event("delete", "db", "c", key=11))
+    records = [r for _, r in json_records(events)]
+    produce(stack.kafka_bootstrap, topic, [*records, (records[0][0], b"{oops")])
+    options = MaterializeOptions(stack.kafka_bootstrap, str(tmp_path / "out"), topics=(topic,))
+    ranges = offset_ranges(spark, stack.kafka_bootstrap, topics=(topic,))
+    monkeypatch.setattr(batches, "SMALL_BATCH_RECORDS", 5)  # this batch of 19 records is a large one
+
+    kept = _persistent(spark)
+    batch = read_batch(spark, options, ranges, "auto")
+    assert batch.checkpointed and _persistent(spark) - kept
+    assert (batch.records, batch.rejects, batch.tombstones, batch.events) == (19, 1, 1, 17)
+    prefixes = schema_prefixes(spark, options, ranges)
+    decoded = decode(read_range(spark, stack.kafka_bootstrap, ranges), "auto", prefixes)
+    assert sorted(batch.changes.collect()) == sorted(decoded.select(*CHANGE_COLUMNS).collect())
+    batch.release()
+    assert _persistent(spark) == kept
+
+    summary = run(spark, options)
+    assert (summary.records, summary.events, summary.rejects) == (19, 17, 1)
+    assert _persistent(spark) == kept
+    expected = [{"_id": n, "v": -n if n < 4 else n} for n in range(11)]
+    assert stored_table(spark, tmp_path / "out", topic) == mongo_documents(expected)
