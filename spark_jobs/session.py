@@ -33,6 +33,18 @@ LOCAL_CONF = {
     # wall 8.2 s both, load 3-4.5; benchmarks/results.md 2026-11-29). PySpark reads the setting once per Python
     # process, when the first such function runs: it must be set before.
     DEBUGGING[0]: DEBUGGING[1],
+    # Spark's Kafka source pools its consumers, each with the records of its last poll and the fetches it
+    # buffered (up to 5,000 records and 8 MB a partition with spark_jobs.kafka_source's options), for 5 minutes
+    # of idleness. Every DataFrame read from Kafka has a group id of its own, so no later read takes a pooled
+    # consumer: in one session, runs in quick succession kept each run's consumers and their buffers. Full runs
+    # of 513,172 records one after the other in one JVM: the live heap after each full collection grew ~80 MB a
+    # run (after 4 runs 442 MB of byte arrays, 33,912 Kafka records held) and the 7th run failed with "GC
+    # overhead limit exceeded"; with the pools evicting after 10 s, 8 runs, 90 MB of byte arrays after the last
+    # (benchmarks/results.md 2026-11-30).
+    "spark.kafka.consumer.cache.timeout": "10s",
+    "spark.kafka.consumer.cache.evictorThreadRunInterval": "5s",
+    "spark.kafka.consumer.fetchedData.cache.timeout": "10s",
+    "spark.kafka.consumer.fetchedData.cache.evictorThreadRunInterval": "5s",
     "spark.sql.parquet.compression.codec": "snappy",
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
