@@ -8,7 +8,11 @@ the incremental run and its share of the full run (in the benchmark's warm JVM, 
 ``python -m spark_jobs.materialize`` in a fresh JVM, once with the JIT it chooses for the run's size, see
 :mod:`spark_jobs.jit`, and once with the JVM's default JIT, each on a copy of the output after the full run),
 the floor (Spark's Kafka source reading the same records with no job, casting the values to strings, parsing
-them once), and appends the figures to ``benchmarks/results.md``.
+them once), and appends the figures to ``benchmarks/results.md``. The floor is the best of a pass before the job
+and one after it; the job's full and incremental runs are measured the same way, each run a second time in the
+same JVM (the full run into a new output before the new events are written, the incremental run on a copy of the
+output after the first full run), and the ratios are of the best of the two, the first runs' own ratios printed
+beside them.
 On a shared machine wall time follows the load: the CPU time the Spark JVM spends on the job and on the floor
 (Linux ``/proc``) is reported too, the ratio of the two being the figure that other processes move least.
 
@@ -246,7 +250,13 @@ def main() -> int:
         full_cpu = jvm_cpu(spark) - cpu
         full_steps = steps.take()
         print(f"full run: {full}", flush=True)
-        copies = {mode: output / f"fresh-{mode}" for mode in ("chosen", "default")}
+        # the same full run again in this JVM, into a new output: as warm as the floor's pass after the job
+        cpu = jvm_cpu(spark)
+        again = run(spark, MaterializeOptions(endpoints.kafka_bootstrap, str(output / "again"), topics=(TOPIC,)))
+        again_cpu = jvm_cpu(spark) - cpu
+        steps.take()
+        print(f"second full run: {again}", flush=True)
+        copies = {mode: output / f"fresh-{mode}" for mode in ("chosen", "default", "warm")}
         for copy in copies.values():
             shutil.copytree(output / "out", copy)
         new_events = args.events // 100
@@ -257,14 +267,23 @@ def main() -> int:
         incremental_jobs = spark_jobs_started(spark) - jobs
         incremental_steps = steps.take()
         print(f"incremental run: {incremental}", flush=True)
-        fresh = {mode: fresh_run(endpoints.kafka_bootstrap, copy, mode == "default") for mode, copy in copies.items()}
+        fresh = {mode: fresh_run(endpoints.kafka_bootstrap, copies[mode], mode == "default")
+                 for mode in ("chosen", "default")}
         print(f"fresh JVM incremental runs: {fresh}", flush=True)
+        cpu = jvm_cpu(spark)
+        warm = run(spark, MaterializeOptions(endpoints.kafka_bootstrap, str(copies["warm"]), topics=(TOPIC,)))
+        warm_cpu = jvm_cpu(spark) - cpu
+        steps.take()
+        print(f"second incremental run: {warm}", flush=True)
         floor_after = _floor(spark, endpoints.kafka_bootstrap)
         print(f"floor after the job: {floor_after}", flush=True)
         floor = {name: min(floor_before[name], floor_after[name]) for name in floor_before}
         load_end = os.getloadavg()
         rate = full.events / full.seconds
         share = incremental.seconds / full.seconds
+        # the job's figures as the floor's: the best of its two passes
+        best_full, best_full_cpu = min(full.seconds, again.seconds), min(full_cpu, again_cpu)
+        best_incremental, best_incremental_cpu = min(incremental.seconds, warm.seconds), min(incremental_cpu, warm_cpu)
         report.append([
             "", f"{report.heading('spark_materialize')}, Spark {spark.version} local[2]"
             + (f", driver JVM options {args.driver_java_options}" if args.driver_java_options else ""), "",
@@ -275,6 +294,9 @@ def main() -> int:
             f"- incremental run over 1 % new events ({incremental.events:,}): {incremental.seconds:.1f} s = "
             f"**{share:.0%}** of the full run, {incremental_jobs} Spark jobs; its steps: "
             f"{'; '.join(incremental_steps)}",
+            f"- the same runs again in this JVM, as warm as the floor's pass after the job: a second full run into a "
+            f"new output {again.seconds:.1f} s (JVM CPU {again_cpu:.1f} s), a second incremental run on a copy of "
+            f"the output after the first full run {warm.seconds:.1f} s (JVM CPU {warm_cpu:.1f} s)",
             "- the same incremental run as the command line runs it, `python -m spark_jobs.materialize` in a new "
             "JVM (on copies of the output after the full run): "
             + "; ".join(f"{'the JIT it chooses' if mode == 'chosen' else 'the JVM default JIT'} "
@@ -287,11 +309,14 @@ def main() -> int:
             f"JSON is parsed; parsing each value once for its op and after alone {floor['parse']:.1f} s → at most "
             f"**{full.records / floor['parse']:,.0f} records/s** (each the best of one pass before the job and one "
             f"after it: parse {floor_before['parse']:.1f} s / {floor_after['parse']:.1f} s)",
-            f"- full run = **{floor['parse'] / full.seconds:.0%} of that floor** (goal ≥ 50 %)",
-            f"- CPU time of the Spark JVM (less moved by other processes than wall time): full run {full_cpu:.1f} s, "
-            f"incremental run {incremental_cpu:.1f} s (**{incremental_cpu / full_cpu:.0%}**), the floor's parse "
-            f"{floor['parse_cpu']:.1f} s (best of {floor_before['parse_cpu']:.1f} / {floor_after['parse_cpu']:.1f} s)"
-            f" → full run = **{floor['parse_cpu'] / full_cpu:.0%} of the floor in CPU time**",
+            f"- full run, the best of its two like the floor = **{floor['parse'] / best_full:.0%} of that floor** "
+            f"(goal ≥ 50 %; the first full run alone {floor['parse'] / full.seconds:.0%}); incremental run, the "
+            f"best of its two = **{best_incremental / best_full:.0%} of the full run's best** (goal ≤ 10 %)",
+            f"- CPU time of the Spark JVM (less moved by other processes than wall time), each the best of two: "
+            f"full run {best_full_cpu:.1f} s, incremental run {best_incremental_cpu:.1f} s "
+            f"(**{best_incremental_cpu / best_full_cpu:.0%}**), the floor's parse {floor['parse_cpu']:.1f} s (best "
+            f"of {floor_before['parse_cpu']:.1f} / {floor_after['parse_cpu']:.1f} s) → full run = "
+            f"**{floor['parse_cpu'] / best_full_cpu:.0%} of the floor in CPU time**",
             f"- 1-minute load average before / at the end (the machine is shared with other helpers' test stacks): "
             f"{load_before:.1f} / {load_end[0]:.1f}",
         ])
