@@ -160,7 +160,8 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
     A large batch on a local master keeps them as a local checkpoint: each row copied once as Spark's binary row,
     where the cache converts the rows into columnar batches and back at every read. Full runs of 1,026,344
     records, alternating in one JVM: 31.1 s against 36.5 s, 50.9 s of JVM CPU against 58.3 s (medians of the last
-    3 of 4 rounds, each checkpoint run faster; benchmarks/results.md 2026-11-30). A local checkpoint has no
+    3 of 4 rounds, each checkpoint run faster; at 513,172 records, whose cache fits in a 2 GB driver's storage
+    memory, no difference: benchmarks/results.md 2026-11-30). A local checkpoint has no
     lineage: a lost executor's blocks cannot be computed again, which on a local master (driver and executor in
     one JVM) costs nothing, so a cluster's batch is cached as before; and a small batch, whose cache costs little,
     keeps the cache's size statistics for Spark's join choices."""
