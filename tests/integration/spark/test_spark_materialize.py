@@ -317,6 +317,11 @@ def _old_transaction(spark: Any, plan: Any, *, recovering: bool) -> Iterator[Non
         yield
 
 
+def _old_batch_options(plan: Any, *, recovering: bool) -> dict[str, str]:
+    """... and the change log's appends, which name the batch by write options."""
+    return {"txnAppId": plan.app, "txnVersion": str(plan.batch)}
+
+
 @pytest.mark.parametrize("written_as", ["userMetadata", "txn"])
 @pytest.mark.parametrize("killed_after", ["change log", "table"])
 def test_a_recovering_batch_finds_its_commits_and_writes_each_table_once(
@@ -339,6 +344,7 @@ def test_a_recovering_batch_finds_its_commits_and_writes_each_table_once(
     with monkeypatch.context() as patch:
         if written_as == "txn":
             patch.setattr(delta_output, "_transaction", _old_transaction)
+            patch.setattr(delta_output, "_batch_options", _old_batch_options)
 
         def killed(*args: Any, **kwargs: Any) -> Any:
             raise _Killed
