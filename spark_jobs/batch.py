@@ -52,6 +52,13 @@ CACHE = StorageLevel.MEMORY_AND_DISK_DESER
 # 500,000 events took 4.2 s of JVM CPU against 6.1 s, the new table of 91,910 documents 3.1 s against 3.9 s
 # (medians of 3 interleaved rounds; dictionaries off altogether: 4.9 s and 3.3 s; benchmarks/results.md 2026-11-29)
 PARQUET_WRITE = {"parquet.dictionary.page.size": "16384"}
+# A large batch is read in this many Spark partitions per core (unless ``min_partitions`` says otherwise): tasks a
+# third the size let the change logs' appends and the latest-state tables' jobs, which run at once
+# (spark_jobs.delta_output), share the cores finely, and the latest events, most of them in the later offsets of
+# a topic, spread over several tasks instead of one. Full runs of 508,090 records in one JVM, fair scheduling,
+# variants rotating (medians of the last 3 of 4 rounds): 16.6 s against 18.3 s with 2 partitions
+# (benchmarks/results.md 2026-11-30 13:32).
+LARGE_BATCH_SPLITS = 3
 # A large batch of the ``auto`` format first reads the last few records of each topic for their values' schema
 # prefix (:func:`spark_jobs.decode.decode`): one small job, which a batch of at most SMALL_BATCH_RECORDS would not
 # win back
@@ -168,7 +175,10 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
     started = time.monotonic()
     large = sum(r.end - r.start for r in ranges) > SMALL_BATCH_RECORDS
     prefixes = schema_prefixes(spark, options, ranges) if fmt == "auto" and large else {}
-    records = read_range(spark, options.bootstrap_servers, ranges, options.min_partitions, options.kafka_options)
+    partitions = options.min_partitions
+    if partitions is None and large:
+        partitions = LARGE_BATCH_SPLITS * spark.sparkContext.defaultParallelism
+    records = read_range(spark, options.bootstrap_servers, ranges, partitions, options.kafka_options)
     checkpoint = large and (spark.sparkContext.master or "").startswith("local")
     with session_conf(spark, _UNCOMPRESSED_CACHE):  # read when the cache's plan is made and its batches built
         decoded = decode(records, fmt, prefixes)

@@ -88,6 +88,13 @@ TABLE_STATS = "_key,_op,_source_ts,_source_ord,_topic,_partition,_offset"
 # (documents and all) by date first; beyond this many dates in one task Spark sorts again. Set for the whole batch
 # (only the change logs are partitioned).
 _CONCURRENT_WRITERS = {"spark.sql.maxConcurrentOutputFileWriters": "32"}
+# The fair scheduler pool of the change logs' appends (spark_jobs/fairscheduler.xml, which a session
+# spark_jobs.session starts schedules by): under Spark's FIFO scheduling the appends' tasks, submitted first, took
+# both cores while the tables' jobs waited, and the tables' skewed stages then ran alone on one core. Full runs of
+# 508,090 records in one JVM with fair scheduling, 4 variants rotating (medians of the last 3 of 4 rounds): 6 read
+# partitions with the pool 16.6 s, without it 19.4 s; 2 partitions with it 18.3 s, without it 18.8 s
+# (benchmarks/results.md 2026-11-30 13:32).
+CHANGE_LOG_POOL = "spark_jobs.change_log"
 # The MERGE's source is the batch's rows, persisted and read from Kafka at fixed offsets: deterministic, so
 # Delta's own copy of it (one more job per MERGE) is not needed.
 _MATERIALIZE_SOURCE = ("spark.databricks.delta.merge.materializeSource", "none")
@@ -276,6 +283,7 @@ def _transaction(spark: SparkSession, plan: Plan, *, recovering: bool) -> Iterat
 def _append_logs(spark: SparkSession, output: DeltaOutput, plan: Plan, batch: Batch, *, recovering: bool) -> None:
     """Append the batch's rejects and change log; a ``recovering`` batch skips a table that has its commit."""
     step = time.monotonic()
+    spark.sparkContext.setLocalProperty("spark.scheduler.pool", CHANGE_LOG_POOL)  # this thread's jobs
     named = _batch_options(plan, recovering=recovering)
     if batch.rejects and not (recovering and committed(spark, output.rejects, plan)):
         tables.rejects(batch.changes, plan.batch).write.format("delta").mode("append").options(**named) \
