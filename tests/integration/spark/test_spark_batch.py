@@ -1,6 +1,6 @@
-"""A large batch's decoded rows on a local master: kept as a local checkpoint (rows copied once, no columnar
-cache), the same rows and counts as the decode itself, its blocks released after the batch, and the tables a run
-builds from it equal to the collection."""
+"""A large batch's decoded rows on a local master: read in several partitions per core, kept as a local checkpoint
+(rows copied once, no columnar cache), the same rows and counts as the decode itself, its blocks released after the
+batch, and the tables a run builds from it equal to the collection."""
 
 from __future__ import annotations
 
@@ -40,6 +40,9 @@ def test_a_large_batch_is_a_local_checkpoint_with_the_decoded_rows_and_is_releas
     kept = _persistent(spark)
     batch = read_batch(spark, options, ranges, "auto")
     assert batch.checkpointed and _persistent(spark) - kept
+    # read in LARGE_BATCH_SPLITS partitions per core (the topic's one partition split by offsets)
+    parallelism = spark.sparkContext.defaultParallelism
+    assert batch.changes.rdd.getNumPartitions() == batches.LARGE_BATCH_SPLITS * parallelism
     assert (batch.records, batch.rejects, batch.tombstones, batch.events) == (19, 1, 1, 17)
     prefixes = schema_prefixes(spark, options, ranges)
     decoded = decode(read_range(spark, stack.kafka_bootstrap, ranges), "auto", prefixes)
