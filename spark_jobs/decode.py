@@ -19,12 +19,16 @@ silently (``value_text`` is null on the rows that can be used).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-__all__ = ["CHANGE_COLUMNS", "FORMATS", "SCHEMA_MEMBER", "decode", "plain_key_id", "schema_prefix"]
+__all__ = ["CHANGE_COLUMNS", "FORMATS", "PAYLOAD_FUNCTION", "SCHEMA_MEMBER", "decode", "payload_function",
+           "plain_key_id", "schema_prefix"]
+
+log = logging.getLogger(__name__)
 
 FORMATS = ("auto", "new-document-state")
 OPS = ("c", "u", "d", "r")
@@ -55,6 +59,9 @@ _REST = 2**31 - 1  # a substring's length reaching the end of any value
 _PAYLOAD_ID = ',"payload":{"id":"'
 _ID_MEMBER = '{"id":"'
 _QUOTE = '\\"'  # an escaped quote inside a JSON string
+# The JVM function reading the payload of a value that begins with its topic's schema prefix (see decode)
+PAYLOAD_FUNCTION = "spark_jobs_debezium_payload"
+_MISSING: list[bool] = []  # the function was found missing once (said once per process)
 
 
 def schema_prefix(value: str | None) -> str | None:
@@ -80,7 +87,16 @@ def decode(records: DataFrame, fmt: str = "auto", prefixes: Mapping[str, str] | 
     as ``{`` and the bytes after them: the same members but ``schema``, which the parse schema does not read, so
     the same row (decoding and caching 513,172 records, the same rows to the last: 9.6 s of JVM CPU against
     11.6 s, medians of 3 interleaved passes in one JVM; benchmarks/results.md 2026-11-29). Any other value (a
-    tombstone, another schema, another format) is parsed whole as before."""
+    tombstone, another schema, another format) is parsed whole as before.
+
+    In the ``auto`` format the payload of a JsonConverter value is read by :data:`PAYLOAD_FUNCTION` when the
+    session has it (:func:`payload_function`), ``from_json`` parsing only the values it gives no row for (anything
+    but a plain ``{"schema", "payload"}`` or ``{"payload"}`` envelope, see ``spark_jobs/java``). Spark's
+    ``from_json`` builds a JSON parser over an ``InputStreamReader`` for each value, decodes every string into
+    Java's UTF-16 and encodes it again into UTF-8 (the ``after`` document of ~1 KB among them); the function reads
+    the value's bytes once and copies each string's bytes. Full runs of 508,090 records alternating in one JVM:
+    13.75 s against 15.0 s, 21.4 s of JVM CPU against 23.9 s (medians of the last 5 of 6 rounds, lower in 4 of 5
+    pairs; decoding alone 9.1 against 11.5 s of JVM CPU, the same rows; benchmarks/results.md 2026-11-30)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     value_text = F.col("value").cast("string")
@@ -99,7 +115,8 @@ def decode(records: DataFrame, fmt: str = "auto", prefixes: Mapping[str, str] | 
     if fmt != "auto":
         changes = _documents(keyed)
     else:
-        changes = _envelopes(keyed, "parse_text" if "parse_text" in keyed.columns else "value_text")
+        changes = _envelopes(keyed, "parse_text" if "parse_text" in keyed.columns else "value_text",
+                             fast=payload_function(records.sparkSession))
     with_reason = changes.withColumn("reason", _reason())
     # the value text is only kept for the rejects table: the change rows are cached and it is the largest column
     return with_reason.withColumn("value_text", F.when(F.col("reason").isNotNull(), F.col("value_text"))) \
@@ -127,13 +144,38 @@ def plain_key_id(text: Column) -> Column:
     return F.when(plain, F.replace(body, F.lit(_QUOTE), F.lit('"')))
 
 
-def _envelopes(rows: DataFrame, parse_text: str) -> DataFrame:
+def payload_function(spark: SparkSession) -> bool:
+    """Whether :data:`PAYLOAD_FUNCTION` is (now) registered in ``spark``'s session: the JVM class
+    ``spark_jobs.decode.DebeziumPayload`` (``spark_jobs/java``, compiled into a jar by ``stack.spark_java``) is on
+    the driver's class path. Registered again at each call (a session's temporary functions can be dropped)."""
+    jvm = spark._jvm
+    if jvm is None:
+        return False
+    try:
+        jvm.spark_jobs.decode.DebeziumPayload.register(spark._jsparkSession, f"struct<{_ENVELOPE}>")
+    except Exception as exc:  # noqa: BLE001 - py4j: the class is not there (a JavaPackage, not callable) or fails
+        if not _MISSING:
+            log.info("spark_jobs' JVM functions are not on the class path (%s): values are parsed with from_json "
+                     "alone", str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+        _MISSING.append(True)
+        return False
+    return True
+
+
+def _envelopes(rows: DataFrame, parse_text: str, fast: bool = False) -> DataFrame:
     # The value's text is parsed whole unless :func:`decode` was given its topic's schema prefix: cutting
     # ``payload`` out by searching the text (instr/substring, character positions) cost three times the parse
     # itself (100,000 records: 10.7 s against 2.7 s); a known prefix is a byte comparison and a byte offset.
-    v = F.from_json(parse_text, VALUE_SCHEMA, _OPTIONS)
-    parsed = rows.withColumn("v", v)
-    p, env, data = F.col("v.payload"), F.col("v"), F.col("v.data")
+    if fast:  # the payload read by the JVM function; from_json only where it gives none (see decode)
+        rows = rows.withColumn("_payload", F.call_function(PAYLOAD_FUNCTION, F.col(parse_text)))
+        parsed = rows.withColumn("v", F.when(F.col("_payload").isNull(),
+                                             F.from_json(parse_text, VALUE_SCHEMA, _OPTIONS)))
+        p = F.coalesce(F.col("_payload"), F.col("v.payload"))
+    else:
+        v = F.from_json(parse_text, VALUE_SCHEMA, _OPTIONS)
+        parsed = rows.withColumn("v", v)
+        p = F.col("v.payload")
+    env, data = F.col("v"), F.col("v.data")
     top_source = F.when(env["specversion"].isNull(), F.from_json(env["source"], _SOURCE, _OPTIONS))
 
     def pick(field: str) -> Column:

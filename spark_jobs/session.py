@@ -100,12 +100,13 @@ def driver_options(conf: Mapping[str, str]) -> str | None:
     return f"{DRIVER_GC} {DRIVER_JIT}"
 
 
-def kafka_jars() -> list[str]:
-    """The Kafka source jars: ``$SPARK_JOBS_JARS`` (comma-separated) or the project's Maven cache."""
+def job_jars() -> list[str]:
+    """The Kafka source, Delta and spark_jobs' JVM functions jars: ``$SPARK_JOBS_JARS`` (comma-separated) or the
+    project's cache (fetched with Maven, compiled with javac)."""
     listed = os.environ.get("SPARK_JOBS_JARS")
     if listed:
         return [jar for jar in listed.split(",") if jar]
-    from stack.spark import kafka_jars as fetch  # the project checkout's Maven fetch (dev tool, not shipped)
+    from stack.spark import job_jars as fetch  # the project checkout's Maven fetch (dev tool, not shipped)
 
     return fetch()
 
@@ -128,7 +129,7 @@ def session(master: str | None = None, jars: Sequence[str] | None = None,
         if active.conf.get(DEBUGGING[0], None) is None:  # and the call sites off unless the user set them
             active.conf.set(*DEBUGGING)
         return active
-    jar_list = list(jars) if jars is not None else kafka_jars()
+    jar_list = list(jars) if jars is not None else job_jars()
     builder = SparkSession.builder.master(master or "local[2]").appName("spark-jobs")
     settings = {**LOCAL_CONF, **(conf or {})}
     chosen = driver_options(conf or {})

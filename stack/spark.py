@@ -2,6 +2,7 @@
 pyspark and delta-spark, fetched once with Maven into the git-ignored cache and handed to Spark with
 ``spark.jars`` (no Ivy, no network when a job runs).
 
+:func:`job_jars` adds the jar of spark_jobs' own JVM functions (:mod:`stack.spark_java`, compiled once).
 ``python -m stack.spark`` fetches them and prints the comma-separated list (for ``spark-submit --jars``);
 ``python -m stack.spark s3`` adds Hadoop's S3A connector and its AWS SDK bundle (for ``s3a://`` outputs).
 """
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from stack import maven
 from stack.procs import CACHE_DIR, REPO_ROOT, StackError
+from stack.spark_java import functions_jar
 
 POM = REPO_ROOT / "spark_jobs" / "pom.xml"
 S3_POM = REPO_ROOT / "spark_jobs" / "s3-pom.xml"
@@ -58,6 +60,11 @@ def kafka_jars() -> list[str]:
     return sorted(str(jar) for jar in libs.glob("*.jar"))
 
 
+def job_jars() -> list[str]:
+    """:func:`kafka_jars` and the jar of spark_jobs' JVM functions: what a job's session is given."""
+    return [*kafka_jars(), functions_jar(spark_version())]
+
+
 def hadoop_version() -> str:
     """The Hadoop version of spark_jobs/s3-pom.xml (the one of the hadoop-client jars inside pyspark)."""
     return _property(S3_POM, "hadoop.version")
@@ -77,7 +84,7 @@ def s3_jars() -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     try:
-        print(",".join(kafka_jars() + (s3_jars() if "s3" in args else [])))
+        print(",".join(job_jars() + (s3_jars() if "s3" in args else [])))
     except StackError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

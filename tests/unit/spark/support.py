@@ -26,11 +26,12 @@ _clock = itertools.count(1)
 
 def spark_session() -> Any:
     """The test session's SparkSession, the same whichever test folder asks first: with the Kafka source and Delta
-    jars and Hadoop's S3A connector (the s3a:// tests need it in the one JVM a test session has)."""
+    jars, spark_jobs' JVM functions and Hadoop's S3A connector (the s3a:// tests need it in the one JVM a test
+    session has)."""
     from spark_jobs.session import session
-    from stack.spark import kafka_jars, s3_jars
+    from stack.spark import job_jars, s3_jars
 
-    return session("local[2]", jars=kafka_jars() + s3_jars(),
+    return session("local[2]", jars=job_jars() + s3_jars(),
                    conf={"spark.sql.shuffle.partitions": "2", "spark.driver.memory": "1g"})
 
 

@@ -1,0 +1,135 @@
+"""The JVM function reading a Debezium value's payload (``spark_jobs/java``, :data:`spark_jobs.decode.PAYLOAD_FUNCTION`)
+gives the row ``from_json`` gives for the plain cases, and null for every other value (which the decode then
+parses with ``from_json``): the decoded change rows are the same with it and without it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from pyspark.sql import functions as F
+
+from spark_jobs import decode as decoding
+from spark_jobs.decode import PAYLOAD_FUNCTION, VALUE_SCHEMA, decode, payload_function
+from tests.unit.spark.support import change_event, json_records
+
+SCHEMA = {"type": "struct", "fields": [{"type": "string", "optional": True, "field": "after"}], "optional": False}
+SOURCE = {"version": "3.6.3.Final", "connector": "mongodb", "name": "bench", "ts_ms": 1795219496007,
+          "snapshot": "false", "db": "shop", "sequence": None, "ts_us": 1795219496007000,
+          "collection": "customers", "ord": 8, "lsid": None, "txnNumber": None, "wallTime": 1795219496007}
+
+
+def _value(payload: Any, *, schema: bool = True, compact: bool = True, ascii_only: bool = False) -> str:
+    envelope = {"schema": SCHEMA, "payload": payload} if schema else {"payload": payload}
+    return json.dumps(envelope, separators=(",", ":") if compact else (", ", ": "), ensure_ascii=ascii_only)
+
+
+def _payload(**changes: Any) -> dict[str, Any]:
+    payload = {"before": None, "after": '{"_id": 1,"name": "a"}', "updateDescription": None, "source": SOURCE,
+               "op": "c", "ts_ms": 1796040940857, "transaction": None}
+    payload.update(changes)
+    return payload
+
+
+UPDATE = {"removedFields": ["gone", "also.gone"], "updatedFields": '{"score": 4.5}', "truncatedArrays": None}
+TAKEN = [
+    _value(_payload()),
+    _value(_payload(), schema=False),
+    _value(_payload(), compact=False),
+    _value(_payload(op="u", updateDescription=UPDATE)),
+    _value(_payload(op="u", updateDescription={"removedFields": [], "updatedFields": None})),
+    _value(_payload(op="u", updateDescription={"removedFields": ["a", None]})),
+    _value(_payload(op="d", after=None)),
+    _value(_payload(op="r", source={**SOURCE, "snapshot": "true", "lsid": "x", "txnNumber": 3})),
+    _value(_payload(after='{"s": "quote \\" back\\\\slash new\\nline tab\\t"}')),
+    _value(_payload(after='{"s": "é ü 中文 😀"}')),  # raw UTF-8 of 2, 3 and 4 bytes
+    _value(_payload(after='{"s": "é 中 😀 \\u0001"}'), ascii_only=True),  # \u escapes, a surrogate pair
+    _value(_payload(ts_ms=-5, source={**SOURCE, "ord": 0})),
+    _value(_payload(source=None, op=None, ts_ms=None)),
+    _value({"after": "{}"}),
+    _value(_payload(extra={"nested": [1, 2.5e3, -0.5, True, False, None, {"a": "b"}, []], "n": "x"})),
+    '{"payload":{"op":"c","after":"{}"},"schema":{"type":"struct"}}',  # schema after payload
+]
+LEFT = [
+    _value(None),  # payload null
+    _value(_payload(op=1)),  # a number where a string is expected
+    _value(_payload(ts_ms="5")),  # a string where a long is expected
+    _value(_payload(ts_ms=1.5)),
+    _value(_payload(ts_ms=12345678901234567890)),  # beyond a long
+    _value(_payload(after={"_id": 1})),  # an object where a string is expected
+    _value(_payload(source="s")),
+    _value(_payload(updateDescription={"truncatedArrays": [{"field": "a", "size": 1}]})),
+    _value(_payload(updateDescription={"removedFields": [1]})),
+    '{"schema":{},"payload":{"op":"c"},"op":"u"}',  # another top-level member
+    '{"payload":{"op":"c"},"payload":{"op":"u"}}',  # a duplicate member
+    '{"payload":{"op":"c","op":"u"}}',
+    '{"payload":{"op":"c"}} trailing',
+    '{"payload":{"op":"c"}',  # cut short
+    '{"payload":{"op":"raw\x01control"}}',
+    '{"payload":{"op":"lone \\ud800 surrogate"}}',
+    '{"payload":{"op":"bad \\x escape"}}',
+    '{"payload":{"ts_ms":012}}',  # a leading zero: not JSON
+    '{"payload":{"op":"c","x":nul}}',
+    '{"payload":{"op":"c","x":[1,]}}',
+    '{"before":null,"after":"{}","op":"c"}',  # the envelope without schemas: no payload member
+    '{"specversion":"1.0","iodebeziumop":"c","data":{"after":"{}"}}',  # CloudEvents
+    "not json at all",
+    "",
+]
+
+
+@pytest.fixture(scope="module")
+def registered(spark: Any) -> Any:
+    assert payload_function(spark), "the jar of spark_jobs/java is on the test session's class path"
+    return spark
+
+
+@pytest.mark.parametrize("text", TAKEN + LEFT)
+def test_the_function_gives_from_jsons_payload_or_nothing(registered: Any, text: str) -> None:
+    frame = registered.createDataFrame([(text,)], "text string")
+    row = frame.select(F.call_function(PAYLOAD_FUNCTION, F.col("text")).alias("fast"),
+                       F.from_json("text", VALUE_SCHEMA, {"allowNonNumericNumbers": "true", "mode": "PERMISSIVE"})
+                       ["payload"].alias("parsed")).first()
+    assert row is not None
+    if text in TAKEN:
+        assert row["fast"] is not None
+        assert row["fast"] == row["parsed"]
+    else:
+        assert row["fast"] is None
+
+
+def test_invalid_utf8_is_left_to_from_json(registered: Any) -> None:
+    for raw in (b'{"payload":{"op":"\xff"}}', b'{"payload":{"op":"\xc0\xaf"}}', b'{"payload":{"op":"\xed\xa0\x80"}}',
+                b'{"payload":{"op":"\xe4\xb8"}}'):
+        frame = registered.createDataFrame([(bytearray(raw),)], "value binary")
+        row = frame.select(F.call_function(PAYLOAD_FUNCTION, F.col("value").cast("string"))).first()
+        assert row is not None and row[0] is None, raw
+
+
+def _rows(spark: Any, values: list[str | None], prefixes: dict[str, str] | None = None) -> list[Any]:
+    key = bytearray(b'{"schema":null,"payload":{"id":"1"}}')
+    rows = [(key, bytearray(v.encode()) if v is not None else None, "t", 0, n, None) for n, v in enumerate(values)]
+    frame = spark.createDataFrame(rows, "key binary, value binary, topic string, partition int, offset long, "
+                                        "timestamp timestamp")
+    return sorted(decode(frame, "auto", prefixes).collect(), key=lambda r: r["offset"])
+
+
+def test_decoded_rows_are_the_same_with_the_function_and_without(registered: Any,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    records = json_records([
+        change_event("insert", "shop", "customers", {"_id": 1, "name": "a", "tags": ["x", "y"]}),
+        change_event("update", "shop", "customers", {"_id": 1, "name": "b\n\"quoted\""}, updated={"name": "b"}),
+        change_event("delete", "shop", "customers", key=1),
+    ])
+    produced = [value.decode() if value is not None else None for _, (_, value) in records]
+    values: list[str | None] = [*produced, *TAKEN, *LEFT]
+    prefix = decoding.schema_prefix(produced[0])
+    assert prefix is not None
+    for prefixes in (None, {"t": prefix}):
+        fast = _rows(registered, values, prefixes)
+        monkeypatch.setattr(decoding, "payload_function", lambda spark: False)
+        parsed = _rows(registered, values, prefixes)
+        monkeypatch.undo()
+        assert fast == parsed
+        assert [r["op"] for r in fast[:len(produced)]] == ["c", "u", "d", None]  # the tombstone has none
