@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-__all__ = ["CHANGE_COLUMNS", "FORMATS", "PAYLOAD_FUNCTION", "SCHEMA_MEMBER", "decode", "payload_function",
-           "plain_key_id", "schema_prefix"]
+__all__ = ["CHANGE_COLUMNS", "FORMATS", "KEY_FUNCTION", "PAYLOAD_FUNCTION", "SCHEMA_MEMBER", "decode",
+           "payload_function", "plain_key_id", "schema_prefix"]
 
 log = logging.getLogger(__name__)
 
@@ -59,8 +59,9 @@ _REST = 2**31 - 1  # a substring's length reaching the end of any value
 _PAYLOAD_ID = ',"payload":{"id":"'
 _ID_MEMBER = '{"id":"'
 _QUOTE = '\\"'  # an escaped quote inside a JSON string
-# The JVM function reading the payload of a value that begins with its topic's schema prefix (see decode)
+# The JVM functions reading the payload of a JsonConverter value and the id of its key (see decode)
 PAYLOAD_FUNCTION = "spark_jobs_debezium_payload"
+KEY_FUNCTION = "spark_jobs_debezium_key"
 _MISSING: list[bool] = []  # the function was found missing once (said once per process)
 
 
@@ -96,7 +97,10 @@ def decode(records: DataFrame, fmt: str = "auto", prefixes: Mapping[str, str] | 
     Java's UTF-16 and encodes it again into UTF-8 (the ``after`` document of ~1 KB among them); the function reads
     the value's bytes once and copies each string's bytes. Full runs of 508,090 records alternating in one JVM:
     13.75 s against 15.0 s, 21.4 s of JVM CPU against 23.9 s (medians of the last 5 of 6 rounds, lower in 4 of 5
-    pairs; decoding alone 9.1 against 11.5 s of JVM CPU, the same rows; benchmarks/results.md 2026-11-30)."""
+    pairs; decoding alone 9.1 against 11.5 s of JVM CPU, the same rows; benchmarks/results.md 2026-11-30). In
+    every format a record key's id is read by :data:`KEY_FUNCTION` likewise, :func:`plain_key_id` and the key's
+    ``from_json`` only where it gives none (decoding alone 5.75 against 6.05 s, JVM CPU 8.5 against 8.8 s, medians
+    of the last 5 of 6 rounds, lower in 4 of 5 pairs)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
     value_text = F.col("value").cast("string")
@@ -111,12 +115,14 @@ def decode(records: DataFrame, fmt: str = "auto", prefixes: Mapping[str, str] | 
         *([parse_text.alias("parse_text")] if parse_text is not value_text else []))
     key = F.from_json("key_text", KEY_SCHEMA, _OPTIONS)
     parsed_key = F.coalesce(key["payload"]["id"], key["id"], F.col("key_text"))
-    keyed = text.withColumn("key", F.coalesce(plain_key_id(F.col("key_text")), parsed_key))
+    functions = payload_function(records.sparkSession)
+    fast_key = [F.call_function(KEY_FUNCTION, F.col("key_text"))] if functions else []
+    keyed = text.withColumn("key", F.coalesce(*fast_key, plain_key_id(F.col("key_text")), parsed_key))
     if fmt != "auto":
         changes = _documents(keyed)
     else:
         changes = _envelopes(keyed, "parse_text" if "parse_text" in keyed.columns else "value_text",
-                             fast=payload_function(records.sparkSession))
+                             fast=functions)
     with_reason = changes.withColumn("reason", _reason())
     # the value text is only kept for the rejects table: the change rows are cached and it is the largest column
     return with_reason.withColumn("value_text", F.when(F.col("reason").isNotNull(), F.col("value_text"))) \
@@ -145,14 +151,15 @@ def plain_key_id(text: Column) -> Column:
 
 
 def payload_function(spark: SparkSession) -> bool:
-    """Whether :data:`PAYLOAD_FUNCTION` is (now) registered in ``spark``'s session: the JVM class
-    ``spark_jobs.decode.DebeziumPayload`` (``spark_jobs/java``, compiled into a jar by ``stack.spark_java``) is on
-    the driver's class path. Registered again at each call (a session's temporary functions can be dropped)."""
+    """Whether :data:`PAYLOAD_FUNCTION` and :data:`KEY_FUNCTION` are (now) registered in ``spark``'s session: the
+    JVM class ``spark_jobs.decode.DebeziumFunction`` (``spark_jobs/java``, compiled into a jar by
+    ``stack.spark_java``) is on the driver's class path. Registered again at each call (a session's temporary
+    functions can be dropped)."""
     jvm = spark._jvm
     if jvm is None:
         return False
     try:
-        jvm.spark_jobs.decode.DebeziumPayload.register(spark._jsparkSession, f"struct<{_ENVELOPE}>")
+        jvm.spark_jobs.decode.DebeziumFunction.register(spark._jsparkSession, f"struct<{_ENVELOPE}>")
     except Exception as exc:  # noqa: BLE001 - py4j: the class is not there (a JavaPackage, not callable) or fails
         if not _MISSING:
             log.info("spark_jobs' JVM functions are not on the class path (%s): values are parsed with from_json "

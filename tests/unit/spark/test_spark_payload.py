@@ -1,6 +1,7 @@
-"""The JVM function reading a Debezium value's payload (``spark_jobs/java``, :data:`spark_jobs.decode.PAYLOAD_FUNCTION`)
-gives the row ``from_json`` gives for the plain cases, and null for every other value (which the decode then
-parses with ``from_json``): the decoded change rows are the same with it and without it."""
+"""The JVM functions reading a Debezium value's payload and its key's id (``spark_jobs/java``,
+:data:`spark_jobs.decode.PAYLOAD_FUNCTION`, :data:`spark_jobs.decode.KEY_FUNCTION`) give what ``from_json`` gives
+for the plain cases, and null for every other text (which the decode then parses as before): the decoded change
+rows are the same with them and without them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from spark_jobs import decode as decoding
-from spark_jobs.decode import PAYLOAD_FUNCTION, VALUE_SCHEMA, decode, payload_function
+from spark_jobs.decode import KEY_FUNCTION, KEY_SCHEMA, PAYLOAD_FUNCTION, VALUE_SCHEMA, decode, payload_function
 from tests.unit.spark.support import change_event, json_records
 
 SCHEMA = {"type": "struct", "fields": [{"type": "string", "optional": True, "field": "after"}], "optional": False}
@@ -79,6 +80,19 @@ LEFT = [
 ]
 
 
+KEYS_TAKEN = [
+    '{"schema":{"type":"struct","fields":[]},"payload":{"id":"{\\"$oid\\": \\"65f0c0ffee00000000000001\\"}"}}',
+    '{"id":"x"}',
+    '{"payload":{"id":"a"},"id":"b"}',
+    '{"payload":null,"id":"b"}',
+    '{"payload":{"other":1},"id":"b"}',
+    '{"schema":null,"payload":{"id":"\u00e9 new\\nline"}}',
+    '{ "id" : "spaced", "more": [1, {"a": null}] }',
+]
+KEYS_LEFT = ['{"payload":{"id":5}}', '{"id":{"a":1}}', '{"payload":"x"}', "{}", '{"payload":{"id":null}}',
+             '{"id":"x"} trailing', "plain text", '{"id":"a","id":"b"}', '{"payload":{"id":"a","id":"b"}}', "[1]", ""]
+
+
 @pytest.fixture(scope="module")
 def registered(spark: Any) -> Any:
     assert payload_function(spark), "the jar of spark_jobs/java is on the test session's class path"
@@ -99,6 +113,20 @@ def test_the_function_gives_from_jsons_payload_or_nothing(registered: Any, text:
         assert row["fast"] is None
 
 
+@pytest.mark.parametrize("text", KEYS_TAKEN + KEYS_LEFT)
+def test_the_key_function_gives_from_jsons_id_or_nothing(registered: Any, text: str) -> None:
+    frame = registered.createDataFrame([(text,)], "text string")
+    parsed = F.from_json("text", KEY_SCHEMA, {"allowNonNumericNumbers": "true", "mode": "PERMISSIVE"})
+    row = frame.select(F.call_function(KEY_FUNCTION, F.col("text")).alias("fast"),
+                       F.coalesce(parsed["payload"]["id"], parsed["id"]).alias("parsed")).first()
+    assert row is not None
+    if text in KEYS_TAKEN:
+        assert row["fast"] is not None
+        assert row["fast"] == row["parsed"]
+    else:
+        assert row["fast"] is None
+
+
 def test_invalid_utf8_is_left_to_from_json(registered: Any) -> None:
     for raw in (b'{"payload":{"op":"\xff"}}', b'{"payload":{"op":"\xc0\xaf"}}', b'{"payload":{"op":"\xed\xa0\x80"}}',
                 b'{"payload":{"op":"\xe4\xb8"}}'):
@@ -108,8 +136,9 @@ def test_invalid_utf8_is_left_to_from_json(registered: Any) -> None:
 
 
 def _rows(spark: Any, values: list[str | None], prefixes: dict[str, str] | None = None) -> list[Any]:
-    key = bytearray(b'{"schema":null,"payload":{"id":"1"}}')
-    rows = [(key, bytearray(v.encode()) if v is not None else None, "t", 0, n, None) for n, v in enumerate(values)]
+    keys = [*KEYS_TAKEN, *KEYS_LEFT]
+    rows = [(bytearray(keys[n % len(keys)].encode()), bytearray(v.encode()) if v is not None else None, "t", 0, n,
+             None) for n, v in enumerate(values)]
     frame = spark.createDataFrame(rows, "key binary, value binary, topic string, partition int, offset long, "
                                         "timestamp timestamp")
     return sorted(decode(frame, "auto", prefixes).collect(), key=lambda r: r["offset"])

@@ -1,12 +1,7 @@
 package spark_jobs.decode;
 
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
-import org.apache.spark.sql.catalyst.util.GenericArrayData;
 import org.apache.spark.unsafe.types.UTF8String;
-
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.Arrays;
 
 /**
  * Reads the payload of a Debezium change event as JsonConverter writes it with schemas,
@@ -21,645 +16,250 @@ import java.util.Arrays;
  * reuses for the next row.
  */
 final class PayloadScanner {
-    private static final class Bail extends Exception {
-        private static final long serialVersionUID = 1L;
+    private static final byte[] SCHEMA = JsonBytes.bytes("schema");
+    private static final byte[] PAYLOAD = JsonBytes.bytes("payload");
+    private static final byte[] BEFORE = JsonBytes.bytes("before");
+    private static final byte[] AFTER = JsonBytes.bytes("after");
+    private static final byte[] UPDATE = JsonBytes.bytes("updateDescription");
+    private static final byte[] SOURCE = JsonBytes.bytes("source");
+    private static final byte[] OP = JsonBytes.bytes("op");
+    private static final byte[] TS_MS = JsonBytes.bytes("ts_ms");
+    private static final byte[] REMOVED = JsonBytes.bytes("removedFields");
+    private static final byte[] UPDATED = JsonBytes.bytes("updatedFields");
+    private static final byte[] TRUNCATED = JsonBytes.bytes("truncatedArrays");
+    private static final byte[] SNAPSHOT = JsonBytes.bytes("snapshot");
+    private static final byte[] DB = JsonBytes.bytes("db");
+    private static final byte[] COLLECTION = JsonBytes.bytes("collection");
+    private static final byte[] ORD = JsonBytes.bytes("ord");
+    private static final byte[] LSID = JsonBytes.bytes("lsid");
+    private static final byte[] TXN_NUMBER = JsonBytes.bytes("txnNumber");
+    private static final byte[] ID = JsonBytes.bytes("id");
 
-        Bail() {
-            super(null, null, false, false);
-        }
-    }
-
-    private static final Bail BAIL = new Bail();
-    private static final int MAX_DEPTH = 64;
-
-    private static final byte[] SCHEMA = bytes("schema");
-    private static final byte[] PAYLOAD = bytes("payload");
-    private static final byte[] BEFORE = bytes("before");
-    private static final byte[] AFTER = bytes("after");
-    private static final byte[] UPDATE = bytes("updateDescription");
-    private static final byte[] SOURCE = bytes("source");
-    private static final byte[] OP = bytes("op");
-    private static final byte[] TS_MS = bytes("ts_ms");
-    private static final byte[] REMOVED = bytes("removedFields");
-    private static final byte[] UPDATED = bytes("updatedFields");
-    private static final byte[] TRUNCATED = bytes("truncatedArrays");
-    private static final byte[] SNAPSHOT = bytes("snapshot");
-    private static final byte[] DB = bytes("db");
-    private static final byte[] COLLECTION = bytes("collection");
-    private static final byte[] ORD = bytes("ord");
-    private static final byte[] LSID = bytes("lsid");
-    private static final byte[] TXN_NUMBER = bytes("txnNumber");
-
-    private final byte[] b;
-    private final int end;
-    private int pos;
-    private int keyStart;
-    private int keyEnd;
-    private byte[] buffer = new byte[0];
-
-    private PayloadScanner(byte[] bytes, int start, int end) {
-        this.b = bytes;
-        this.pos = start;
-        this.end = end;
-    }
-
-    private static byte[] bytes(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
+    private PayloadScanner() {
     }
 
     /** The payload row of {@code text}, or null when it is not one of the plain cases. */
     static GenericInternalRow scan(UTF8String text) {
-        byte[] bytes = text.getBytes();
-        PayloadScanner scanner = new PayloadScanner(bytes, 0, bytes.length);
+        JsonBytes in = new JsonBytes(text.getBytes());
         try {
-            return scanner.envelope();
-        } catch (Bail | RuntimeException e) {
+            return envelope(in);
+        } catch (JsonBytes.Bail | RuntimeException e) {
             return null;
         }
     }
 
     // {"schema":..., "payload":{...}} (the schema member, which the parse schema does not read, passed over), or
     // {"payload":{...}} (the schema member cut off by the caller)
-    private GenericInternalRow envelope() throws Bail {
-        expect('{');
+    private static GenericInternalRow envelope(JsonBytes in) throws JsonBytes.Bail {
+        in.expect('{');
         GenericInternalRow payload = null;
         boolean schema = false;
         boolean first = true;
-        while (nextMember(first)) {
+        while (in.nextMember(first)) {
             first = false;
-            if (keyIs(PAYLOAD) && payload == null) {
-                payload = payload();
+            if (in.keyIs(PAYLOAD) && payload == null) {
+                payload = payload(in);
                 if (payload == null) {
-                    throw BAIL;
+                    throw JsonBytes.BAIL;
                 }
-            } else if (keyIs(SCHEMA) && !schema) {
+            } else if (in.keyIs(SCHEMA) && !schema) {
                 schema = true;
-                skipValue(0);
+                in.skipValue(0);
             } else {
-                throw BAIL;
+                throw JsonBytes.BAIL;
             }
         }
-        whitespace();
-        if (payload == null || pos != end) {
-            throw BAIL;
+        if (payload == null || !in.atEnd()) {
+            throw JsonBytes.BAIL;
         }
         return payload;
     }
 
-    // "<name>" then ':' (the name without escapes), its bytes at [keyStart, keyEnd)
-    private void key() throws Bail {
-        expect('"');
-        keyStart = pos;
-        while (true) {
-            if (pos >= end) {
-                throw BAIL;
-            }
-            byte c = b[pos];
-            if (c == '"') {
-                break;
-            }
-            if (c == '\\' || (c & 0xff) < 0x20 || c < 0) {
-                throw BAIL;
-            }
-            pos++;
-        }
-        keyEnd = pos++;
-        expect(':');
-    }
-
-    private boolean keyIs(byte[] name) {
-        int length = keyEnd - keyStart;
-        if (length != name.length) {
-            return false;
-        }
-        for (int i = 0; i < length; i++) {
-            if (b[keyStart + i] != name[i]) {
-                return false;
-            }
-        }
-        return true;
-    }
-
-    // after '{' or ',' of an object: true when another member follows (its name read), false at '}'
-    private boolean nextMember(boolean first) throws Bail {
-        whitespace();
-        if (pos >= end) {
-            throw BAIL;
-        }
-        if (b[pos] == '}') {
-            pos++;
-            return false;
-        }
-        if (!first) {
-            expect(',');
-        }
-        key();
-        return true;
-    }
-
-    private GenericInternalRow payload() throws Bail {
-        if (literalNull()) {
+    private static GenericInternalRow payload(JsonBytes in) throws JsonBytes.Bail {
+        if (in.literalNull()) {
             return null;
         }
-        expect('{');
+        in.expect('{');
         Object[] values = new Object[6];
         int seen = 0;
         boolean first = true;
-        while (nextMember(first)) {
+        while (in.nextMember(first)) {
             first = false;
             int field;
-            if (keyIs(AFTER)) {
+            if (in.keyIs(AFTER)) {
                 field = 1;
-                values[1] = string();
-            } else if (keyIs(SOURCE)) {
+                values[1] = in.string();
+            } else if (in.keyIs(SOURCE)) {
                 field = 3;
-                values[3] = source();
-            } else if (keyIs(OP)) {
+                values[3] = source(in);
+            } else if (in.keyIs(OP)) {
                 field = 4;
-                values[4] = string();
-            } else if (keyIs(TS_MS)) {
+                values[4] = in.string();
+            } else if (in.keyIs(TS_MS)) {
                 field = 5;
-                values[5] = longValue();
-            } else if (keyIs(BEFORE)) {
+                values[5] = in.longValue();
+            } else if (in.keyIs(BEFORE)) {
                 field = 0;
-                values[0] = string();
-            } else if (keyIs(UPDATE)) {
+                values[0] = in.string();
+            } else if (in.keyIs(UPDATE)) {
                 field = 2;
-                values[2] = updateDescription();
+                values[2] = updateDescription(in);
             } else {
-                skipValue(0);
+                in.skipValue(0);
                 continue;
             }
             if ((seen & (1 << field)) != 0) {
-                throw BAIL;
+                throw JsonBytes.BAIL;
             }
             seen |= 1 << field;
         }
         return new GenericInternalRow(values);
     }
 
-    private GenericInternalRow updateDescription() throws Bail {
-        if (literalNull()) {
+    private static GenericInternalRow updateDescription(JsonBytes in) throws JsonBytes.Bail {
+        if (in.literalNull()) {
             return null;
         }
-        expect('{');
+        in.expect('{');
         Object[] values = new Object[3];
         int seen = 0;
         boolean first = true;
-        while (nextMember(first)) {
+        while (in.nextMember(first)) {
             first = false;
             int field;
-            if (keyIs(REMOVED)) {
+            if (in.keyIs(REMOVED)) {
                 field = 0;
-                values[0] = stringArray();
-            } else if (keyIs(UPDATED)) {
+                values[0] = in.stringArray();
+            } else if (in.keyIs(UPDATED)) {
                 field = 1;
-                values[1] = string();
-            } else if (keyIs(TRUNCATED)) {
+                values[1] = in.string();
+            } else if (in.keyIs(TRUNCATED)) {
                 field = 2;
-                if (!literalNull()) {  // an array, which the schema reads as its JSON text: left to from_json
-                    throw BAIL;
+                if (!in.literalNull()) {  // an array, which the schema reads as its JSON text: left to from_json
+                    throw JsonBytes.BAIL;
                 }
             } else {
-                skipValue(0);
+                in.skipValue(0);
                 continue;
             }
             if ((seen & (1 << field)) != 0) {
-                throw BAIL;
+                throw JsonBytes.BAIL;
             }
             seen |= 1 << field;
         }
         return new GenericInternalRow(values);
     }
 
-    private GenericInternalRow source() throws Bail {
-        if (literalNull()) {
+    private static GenericInternalRow source(JsonBytes in) throws JsonBytes.Bail {
+        if (in.literalNull()) {
             return null;
         }
-        expect('{');
+        in.expect('{');
         Object[] values = new Object[7];
         int seen = 0;
         boolean first = true;
-        while (nextMember(first)) {
+        while (in.nextMember(first)) {
             first = false;
             int field;
-            if (keyIs(TS_MS)) {
+            if (in.keyIs(TS_MS)) {
                 field = 0;
-                values[0] = longValue();
-            } else if (keyIs(SNAPSHOT)) {
+                values[0] = in.longValue();
+            } else if (in.keyIs(SNAPSHOT)) {
                 field = 1;
-                values[1] = string();
-            } else if (keyIs(DB)) {
+                values[1] = in.string();
+            } else if (in.keyIs(DB)) {
                 field = 2;
-                values[2] = string();
-            } else if (keyIs(COLLECTION)) {
+                values[2] = in.string();
+            } else if (in.keyIs(COLLECTION)) {
                 field = 3;
-                values[3] = string();
-            } else if (keyIs(ORD)) {
+                values[3] = in.string();
+            } else if (in.keyIs(ORD)) {
                 field = 4;
-                values[4] = longValue();
-            } else if (keyIs(LSID)) {
+                values[4] = in.longValue();
+            } else if (in.keyIs(LSID)) {
                 field = 5;
-                values[5] = string();
-            } else if (keyIs(TXN_NUMBER)) {
+                values[5] = in.string();
+            } else if (in.keyIs(TXN_NUMBER)) {
                 field = 6;
-                values[6] = longValue();
+                values[6] = in.longValue();
             } else {
-                skipValue(0);
+                in.skipValue(0);
                 continue;
             }
             if ((seen & (1 << field)) != 0) {
-                throw BAIL;
+                throw JsonBytes.BAIL;
             }
             seen |= 1 << field;
         }
         return new GenericInternalRow(values);
     }
 
-    private GenericArrayData stringArray() throws Bail {
-        if (literalNull()) {
+    /**
+     * The id of a record key as JsonConverter writes Debezium's keys, {@code {"schema":{...},"payload":{"id":
+     * "<id>"}}} or {@code {"id":"<id>"}}: {@code payload.id}, else {@code id}, as {@code from_json} with
+     * spark_jobs.decode's key schema reads them; null when the key is not one of the plain cases (as for
+     * {@link #scan}: a member of another type, a duplicate, ...) or has neither.
+     */
+    static UTF8String scanKey(UTF8String text) {
+        JsonBytes in = new JsonBytes(text.getBytes());
+        try {
+            return key(in);
+        } catch (JsonBytes.Bail | RuntimeException e) {
             return null;
         }
-        expect('[');
-        ArrayList<Object> items = new ArrayList<>();
-        whitespace();
-        if (pos < end && b[pos] == ']') {
-            pos++;
-            return new GenericArrayData(items.toArray());
-        }
-        while (true) {
-            whitespace();
-            if (pos < end && b[pos] == 'n') {  // from_json keeps a null element
-                literal("null");
-                items.add(null);
+    }
+
+    private static UTF8String key(JsonBytes in) throws JsonBytes.Bail {
+        in.expect('{');
+        UTF8String payloadId = null;
+        UTF8String id = null;
+        int seen = 0;
+        boolean first = true;
+        while (in.nextMember(first)) {
+            first = false;
+            int field;
+            if (in.keyIs(PAYLOAD)) {
+                field = 0;
+                payloadId = keyPayload(in);
+            } else if (in.keyIs(ID)) {
+                field = 1;
+                id = in.string();
             } else {
-                items.add(stringToken());
+                in.skipValue(0);
+                continue;
             }
-            whitespace();
-            if (pos >= end) {
-                throw BAIL;
+            if ((seen & (1 << field)) != 0) {
+                throw JsonBytes.BAIL;
             }
-            if (b[pos] == ']') {
-                pos++;
-                return new GenericArrayData(items.toArray());
-            }
-            expect(',');
+            seen |= 1 << field;
         }
+        UTF8String found = payloadId != null ? payloadId : id;
+        if (found == null || !in.atEnd()) {
+            throw JsonBytes.BAIL;
+        }
+        return found;
     }
 
-    private UTF8String string() throws Bail {
-        return literalNull() ? null : stringToken();
-    }
-
-    private Long longValue() throws Bail {
-        if (literalNull()) {
+    private static UTF8String keyPayload(JsonBytes in) throws JsonBytes.Bail {
+        if (in.literalNull()) {
             return null;
         }
-        boolean negative = pos < end && b[pos] == '-';
-        if (negative) {
-            pos++;
-        }
-        int digits = pos;
-        long value = 0;
-        while (pos < end && b[pos] >= '0' && b[pos] <= '9') {
-            value = value * 10 + (b[pos] - '0');
-            pos++;
-        }
-        int count = pos - digits;
-        // no digits, a leading zero, more digits than a long surely holds, or a fraction or exponent: from_json's
-        if (count == 0 || count > 18 || (count > 1 && b[digits] == '0')) {
-            throw BAIL;
-        }
-        if (pos < end && (b[pos] == '.' || b[pos] == 'e' || b[pos] == 'E')) {
-            throw BAIL;
-        }
-        return negative ? -value : value;
-    }
-
-    // a JSON string at pos (after whitespace) as UTF-8: copied as it is when it has no escape
-    private UTF8String stringToken() throws Bail {
-        expect('"');
-        int start = pos;
-        while (pos < end) {
-            byte c = b[pos];
-            if (c == '"') {
-                pos++;
-                return UTF8String.fromBytes(Arrays.copyOfRange(b, start, pos - 1));
+        in.expect('{');
+        UTF8String id = null;
+        boolean seen = false;
+        boolean first = true;
+        while (in.nextMember(first)) {
+            first = false;
+            if (!in.keyIs(ID)) {
+                in.skipValue(0);
+                continue;
             }
-            if (c == '\\' || c < 0x20) {  // an escape, a control character or a non-ASCII byte (negative)
-                break;
+            if (seen) {
+                throw JsonBytes.BAIL;
             }
-            pos++;
+            seen = true;
+            id = in.string();
         }
-        return escapedString(start);
-    }
-
-    private void skipString() throws Bail {
-        expect('"');
-        while (pos < end) {
-            byte c = b[pos];
-            if (c == '"') {
-                pos++;
-                return;
-            }
-            if (c == '\\' || c < 0x20) {
-                escapedString(pos);
-                return;
-            }
-            pos++;
-        }
-        throw BAIL;
-    }
-
-    private UTF8String escapedString(int start) throws Bail {
-        int length = 0;
-        ensure(pos - start + 16);
-        System.arraycopy(b, start, buffer, 0, pos - start);
-        length = pos - start;
-        while (true) {
-            if (pos >= end) {
-                throw BAIL;
-            }
-            byte c = b[pos];
-            if (c == '"') {
-                pos++;
-                return UTF8String.fromBytes(Arrays.copyOf(buffer, length));
-            }
-            ensure(length + 4);
-            if (c == '\\') {
-                if (pos + 1 >= end) {
-                    throw BAIL;
-                }
-                byte e = b[pos + 1];
-                pos += 2;
-                switch (e) {
-                    case '"': buffer[length++] = '"'; break;
-                    case '\\': buffer[length++] = '\\'; break;
-                    case '/': buffer[length++] = '/'; break;
-                    case 'b': buffer[length++] = '\b'; break;
-                    case 'f': buffer[length++] = '\f'; break;
-                    case 'n': buffer[length++] = '\n'; break;
-                    case 'r': buffer[length++] = '\r'; break;
-                    case 't': buffer[length++] = '\t'; break;
-                    case 'u': length = codePoint(length); break;
-                    default: throw BAIL;
-                }
-            } else if (c >= 0x20) {
-                buffer[length++] = c;
-                pos++;
-            } else if (c < 0 && (c & 0xff) >= 0x80) {
-                length = utf8Sequence(length);
-            } else {
-                throw BAIL;  // a raw control character
-            }
-        }
-    }
-
-    // \\uXXXX (pos after the 'u'), a surrogate pair as one code point; written as UTF-8
-    private int codePoint(int length) throws Bail {
-        int unit = hex4();
-        int point = unit;
-        if (unit >= 0xD800 && unit <= 0xDBFF) {
-            if (pos + 1 >= end || b[pos] != '\\' || b[pos + 1] != 'u') {
-                throw BAIL;
-            }
-            pos += 2;
-            int low = hex4();
-            if (low < 0xDC00 || low > 0xDFFF) {
-                throw BAIL;
-            }
-            point = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-        } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
-            throw BAIL;
-        }
-        if (point < 0x80) {
-            buffer[length++] = (byte) point;
-        } else if (point < 0x800) {
-            buffer[length++] = (byte) (0xC0 | (point >> 6));
-            buffer[length++] = (byte) (0x80 | (point & 0x3F));
-        } else if (point < 0x10000) {
-            buffer[length++] = (byte) (0xE0 | (point >> 12));
-            buffer[length++] = (byte) (0x80 | ((point >> 6) & 0x3F));
-            buffer[length++] = (byte) (0x80 | (point & 0x3F));
-        } else {
-            buffer[length++] = (byte) (0xF0 | (point >> 18));
-            buffer[length++] = (byte) (0x80 | ((point >> 12) & 0x3F));
-            buffer[length++] = (byte) (0x80 | ((point >> 6) & 0x3F));
-            buffer[length++] = (byte) (0x80 | (point & 0x3F));
-        }
-        return length;
-    }
-
-    private int hex4() throws Bail {
-        if (pos + 4 > end) {
-            throw BAIL;
-        }
-        int value = 0;
-        for (int i = 0; i < 4; i++) {
-            int c = b[pos++];
-            int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                    : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-            if (digit < 0) {
-                throw BAIL;
-            }
-            value = value * 16 + digit;
-        }
-        return value;
-    }
-
-    // one well-formed UTF-8 sequence of 2-4 bytes at pos (no overlong form, no surrogate, at most U+10FFFF),
-    // copied; anything else is left to from_json (which reads malformed bytes as U+FFFD)
-    private int utf8Sequence(int length) throws Bail {
-        int lead = b[pos] & 0xff;
-        int count;
-        int min;
-        int point;
-        if (lead >= 0xC2 && lead <= 0xDF) {
-            count = 1;
-            min = 0x80;
-            point = lead & 0x1F;
-        } else if (lead >= 0xE0 && lead <= 0xEF) {
-            count = 2;
-            min = 0x800;
-            point = lead & 0x0F;
-        } else if (lead >= 0xF0 && lead <= 0xF4) {
-            count = 3;
-            min = 0x10000;
-            point = lead & 0x07;
-        } else {
-            throw BAIL;
-        }
-        if (pos + count >= end) {
-            throw BAIL;
-        }
-        for (int i = 1; i <= count; i++) {
-            int next = b[pos + i] & 0xff;
-            if ((next & 0xC0) != 0x80) {
-                throw BAIL;
-            }
-            point = (point << 6) | (next & 0x3F);
-        }
-        if (point < min || point > 0x10FFFF || (point >= 0xD800 && point <= 0xDFFF)) {
-            throw BAIL;
-        }
-        ensure(length + count + 1);
-        System.arraycopy(b, pos, buffer, length, count + 1);
-        pos += count + 1;
-        return length + count + 1;
-    }
-
-    private void ensure(int size) {
-        if (buffer.length < size) {
-            byte[] larger = new byte[Math.max(size, Math.max(64, buffer.length * 2))];
-            System.arraycopy(buffer, 0, larger, 0, buffer.length);
-            buffer = larger;
-        }
-    }
-
-    // any JSON value, checked and passed over
-    private void skipValue(int depth) throws Bail {
-        if (depth > MAX_DEPTH) {
-            throw BAIL;
-        }
-        whitespace();
-        if (pos >= end) {
-            throw BAIL;
-        }
-        byte c = b[pos];
-        switch (c) {
-            case '"':
-                skipString();
-                return;
-            case '{': {
-                pos++;
-                boolean first = true;
-                while (true) {
-                    whitespace();
-                    if (pos < end && b[pos] == '}') {
-                        pos++;
-                        return;
-                    }
-                    if (!first) {
-                        expect(',');
-                        whitespace();
-                    }
-                    first = false;
-                    skipString();
-                    expect(':');
-                    skipValue(depth + 1);
-                }
-            }
-            case '[': {
-                pos++;
-                boolean first = true;
-                while (true) {
-                    whitespace();
-                    if (pos < end && b[pos] == ']') {
-                        pos++;
-                        return;
-                    }
-                    if (!first) {
-                        expect(',');
-                    }
-                    first = false;
-                    skipValue(depth + 1);
-                }
-            }
-            case 't':
-                literal("true");
-                return;
-            case 'f':
-                literal("false");
-                return;
-            case 'n':
-                literal("null");
-                return;
-            default:
-                number();
-        }
-    }
-
-    private void number() throws Bail {
-        if (pos < end && b[pos] == '-') {
-            pos++;
-        }
-        int digits = pos;
-        while (pos < end && b[pos] >= '0' && b[pos] <= '9') {
-            pos++;
-        }
-        if (pos == digits || (pos - digits > 1 && b[digits] == '0')) {
-            throw BAIL;
-        }
-        if (pos < end && b[pos] == '.') {
-            pos++;
-            int fraction = pos;
-            while (pos < end && b[pos] >= '0' && b[pos] <= '9') {
-                pos++;
-            }
-            if (pos == fraction) {
-                throw BAIL;
-            }
-        }
-        if (pos < end && (b[pos] == 'e' || b[pos] == 'E')) {
-            pos++;
-            if (pos < end && (b[pos] == '+' || b[pos] == '-')) {
-                pos++;
-            }
-            int exponent = pos;
-            while (pos < end && b[pos] >= '0' && b[pos] <= '9') {
-                pos++;
-            }
-            if (pos == exponent) {
-                throw BAIL;
-            }
-        }
-    }
-
-    private boolean literalNull() throws Bail {
-        whitespace();
-        if (pos < end && b[pos] == 'n') {
-            literal("null");
-            return true;
-        }
-        return false;
-    }
-
-    private void literal(String word) throws Bail {
-        int length = word.length();
-        if (pos + length > end) {
-            throw BAIL;
-        }
-        for (int i = 0; i < length; i++) {
-            if (b[pos + i] != word.charAt(i)) {
-                throw BAIL;
-            }
-        }
-        pos += length;
-        // a literal runs into the next token only through a delimiter
-        if (pos < end) {
-            byte next = b[pos];
-            if (next != ',' && next != '}' && next != ']' && next != ' ' && next != '\t' && next != '\n'
-                    && next != '\r') {
-                throw BAIL;
-            }
-        }
-    }
-
-    private void expect(char c) throws Bail {
-        whitespace();
-        if (pos >= end || b[pos] != c) {
-            throw BAIL;
-        }
-        pos++;
-    }
-
-    private void whitespace() {
-        while (pos < end) {
-            byte c = b[pos];
-            if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-                return;
-            }
-            pos++;
-        }
+        return id;
     }
 }
