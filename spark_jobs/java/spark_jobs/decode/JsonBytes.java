@@ -68,7 +68,17 @@ final class JsonBytes {
         expect(':');
     }
 
-    boolean keyIs(byte[] name) {
+    /** The index in {@code names} of the name just read by {@link #key}; -1 when it is none of them. */
+    int keyIndex(byte[][] names) {
+        for (int i = 0; i < names.length; i++) {
+            if (keyIs(names[i])) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    private boolean keyIs(byte[] name) {
         int length = keyEnd - keyStart;
         if (length != name.length) {
             return false;
@@ -194,11 +204,25 @@ final class JsonBytes {
     }
 
     UTF8String escapedString(int start) throws Bail {
-        int length = 0;
         ensure(pos - start + 16);
         System.arraycopy(b, start, buffer, 0, pos - start);
-        length = pos - start;
+        int length = pos - start;
         while (true) {
+            // the bytes up to the next quote, escape, control character or non-ASCII byte, copied at once
+            int run = pos;
+            while (run < end) {
+                byte c = b[run];
+                if (c == '"' || c == '\\' || c < 0x20) {
+                    break;
+                }
+                run++;
+            }
+            if (run > pos) {
+                ensure(length + run - pos);
+                System.arraycopy(b, pos, buffer, length, run - pos);
+                length += run - pos;
+                pos = run;
+            }
             if (pos >= end) {
                 throw BAIL;
             }
@@ -226,10 +250,7 @@ final class JsonBytes {
                     case 'u': length = codePoint(length); break;
                     default: throw BAIL;
                 }
-            } else if (c >= 0x20) {
-                buffer[length++] = c;
-                pos++;
-            } else if (c < 0 && (c & 0xff) >= 0x80) {
+            } else if (c < 0) {
                 length = utf8Sequence(length);
             } else {
                 throw BAIL;  // a raw control character

@@ -35,6 +35,44 @@ final class PayloadScanner {
     private static final byte[] TXN_NUMBER = JsonBytes.bytes("txnNumber");
     private static final byte[] ID = JsonBytes.bytes("id");
 
+    /** Reads the value of one member. */
+    @FunctionalInterface
+    private interface Member {
+        Object read(JsonBytes in) throws JsonBytes.Bail;
+    }
+
+    private static final Member STRING = JsonBytes::string;
+    private static final Member LONG = JsonBytes::longValue;
+    private static final Member STRINGS = JsonBytes::stringArray;
+    private static final Member SKIP = in -> {
+        in.skipValue(0);
+        return null;
+    };
+    // an array here is read as its JSON text by the parse schema: left to from_json
+    private static final Member NULL_ONLY = in -> {
+        if (!in.literalNull()) {
+            throw JsonBytes.BAIL;
+        }
+        return null;
+    };
+
+    // each object's members in the order of the parse schema's fields
+    private static final byte[][] SOURCE_NAMES = {TS_MS, SNAPSHOT, DB, COLLECTION, ORD, LSID, TXN_NUMBER};
+    private static final Member[] SOURCE_MEMBERS = {LONG, STRING, STRING, STRING, LONG, STRING, LONG};
+    private static final byte[][] UPDATE_NAMES = {REMOVED, UPDATED, TRUNCATED};
+    private static final Member[] UPDATE_MEMBERS = {STRINGS, STRING, NULL_ONLY};
+    private static final byte[][] PAYLOAD_NAMES = {BEFORE, AFTER, UPDATE, SOURCE, OP, TS_MS};
+    private static final Member[] PAYLOAD_MEMBERS = {STRING, STRING, in -> row(in, UPDATE_NAMES, UPDATE_MEMBERS),
+        in -> row(in, SOURCE_NAMES, SOURCE_MEMBERS), STRING, LONG};
+    // {"schema":..., "payload":{...}} (the schema member, which the parse schema does not read, passed over), or
+    // {"payload":{...}} (the schema member cut off by the caller); any other member: left to from_json
+    private static final byte[][] ENVELOPE_NAMES = {SCHEMA, PAYLOAD};
+    private static final Member[] ENVELOPE_MEMBERS = {SKIP, in -> row(in, PAYLOAD_NAMES, PAYLOAD_MEMBERS)};
+    private static final byte[][] ID_NAMES = {ID};
+    private static final Member[] ID_MEMBERS = {STRING};
+    private static final byte[][] KEY_NAMES = {PAYLOAD, ID};
+    private static final Member[] KEY_MEMBERS = {in -> member(in, ID_NAMES, ID_MEMBERS, 0), STRING};
+
     private PayloadScanner() {
     }
 
@@ -42,156 +80,14 @@ final class PayloadScanner {
     static GenericInternalRow scan(UTF8String text) {
         JsonBytes in = new JsonBytes(text.getBytes());
         try {
-            return envelope(in);
+            Object[] envelope = object(in, ENVELOPE_NAMES, ENVELOPE_MEMBERS, true);
+            if (envelope == null || envelope[1] == null || !in.atEnd()) {
+                return null;
+            }
+            return (GenericInternalRow) envelope[1];
         } catch (JsonBytes.Bail | RuntimeException e) {
             return null;
         }
-    }
-
-    // {"schema":..., "payload":{...}} (the schema member, which the parse schema does not read, passed over), or
-    // {"payload":{...}} (the schema member cut off by the caller)
-    private static GenericInternalRow envelope(JsonBytes in) throws JsonBytes.Bail {
-        in.expect('{');
-        GenericInternalRow payload = null;
-        boolean schema = false;
-        boolean first = true;
-        while (in.nextMember(first)) {
-            first = false;
-            if (in.keyIs(PAYLOAD) && payload == null) {
-                payload = payload(in);
-                if (payload == null) {
-                    throw JsonBytes.BAIL;
-                }
-            } else if (in.keyIs(SCHEMA) && !schema) {
-                schema = true;
-                in.skipValue(0);
-            } else {
-                throw JsonBytes.BAIL;
-            }
-        }
-        if (payload == null || !in.atEnd()) {
-            throw JsonBytes.BAIL;
-        }
-        return payload;
-    }
-
-    private static GenericInternalRow payload(JsonBytes in) throws JsonBytes.Bail {
-        if (in.literalNull()) {
-            return null;
-        }
-        in.expect('{');
-        Object[] values = new Object[6];
-        int seen = 0;
-        boolean first = true;
-        while (in.nextMember(first)) {
-            first = false;
-            int field;
-            if (in.keyIs(AFTER)) {
-                field = 1;
-                values[1] = in.string();
-            } else if (in.keyIs(SOURCE)) {
-                field = 3;
-                values[3] = source(in);
-            } else if (in.keyIs(OP)) {
-                field = 4;
-                values[4] = in.string();
-            } else if (in.keyIs(TS_MS)) {
-                field = 5;
-                values[5] = in.longValue();
-            } else if (in.keyIs(BEFORE)) {
-                field = 0;
-                values[0] = in.string();
-            } else if (in.keyIs(UPDATE)) {
-                field = 2;
-                values[2] = updateDescription(in);
-            } else {
-                in.skipValue(0);
-                continue;
-            }
-            if ((seen & (1 << field)) != 0) {
-                throw JsonBytes.BAIL;
-            }
-            seen |= 1 << field;
-        }
-        return new GenericInternalRow(values);
-    }
-
-    private static GenericInternalRow updateDescription(JsonBytes in) throws JsonBytes.Bail {
-        if (in.literalNull()) {
-            return null;
-        }
-        in.expect('{');
-        Object[] values = new Object[3];
-        int seen = 0;
-        boolean first = true;
-        while (in.nextMember(first)) {
-            first = false;
-            int field;
-            if (in.keyIs(REMOVED)) {
-                field = 0;
-                values[0] = in.stringArray();
-            } else if (in.keyIs(UPDATED)) {
-                field = 1;
-                values[1] = in.string();
-            } else if (in.keyIs(TRUNCATED)) {
-                field = 2;
-                if (!in.literalNull()) {  // an array, which the schema reads as its JSON text: left to from_json
-                    throw JsonBytes.BAIL;
-                }
-            } else {
-                in.skipValue(0);
-                continue;
-            }
-            if ((seen & (1 << field)) != 0) {
-                throw JsonBytes.BAIL;
-            }
-            seen |= 1 << field;
-        }
-        return new GenericInternalRow(values);
-    }
-
-    private static GenericInternalRow source(JsonBytes in) throws JsonBytes.Bail {
-        if (in.literalNull()) {
-            return null;
-        }
-        in.expect('{');
-        Object[] values = new Object[7];
-        int seen = 0;
-        boolean first = true;
-        while (in.nextMember(first)) {
-            first = false;
-            int field;
-            if (in.keyIs(TS_MS)) {
-                field = 0;
-                values[0] = in.longValue();
-            } else if (in.keyIs(SNAPSHOT)) {
-                field = 1;
-                values[1] = in.string();
-            } else if (in.keyIs(DB)) {
-                field = 2;
-                values[2] = in.string();
-            } else if (in.keyIs(COLLECTION)) {
-                field = 3;
-                values[3] = in.string();
-            } else if (in.keyIs(ORD)) {
-                field = 4;
-                values[4] = in.longValue();
-            } else if (in.keyIs(LSID)) {
-                field = 5;
-                values[5] = in.string();
-            } else if (in.keyIs(TXN_NUMBER)) {
-                field = 6;
-                values[6] = in.longValue();
-            } else {
-                in.skipValue(0);
-                continue;
-            }
-            if ((seen & (1 << field)) != 0) {
-                throw JsonBytes.BAIL;
-            }
-            seen |= 1 << field;
-        }
-        return new GenericInternalRow(values);
     }
 
     /**
@@ -203,28 +99,44 @@ final class PayloadScanner {
     static UTF8String scanKey(UTF8String text) {
         JsonBytes in = new JsonBytes(text.getBytes());
         try {
-            return key(in);
+            Object[] key = object(in, KEY_NAMES, KEY_MEMBERS, false);
+            if (key == null || !in.atEnd()) {
+                return null;
+            }
+            return (UTF8String) (key[0] != null ? key[0] : key[1]);
         } catch (JsonBytes.Bail | RuntimeException e) {
             return null;
         }
     }
 
-    private static UTF8String key(JsonBytes in) throws JsonBytes.Bail {
+    private static GenericInternalRow row(JsonBytes in, byte[][] names, Member[] members) throws JsonBytes.Bail {
+        Object[] values = object(in, names, members, false);
+        return values == null ? null : new GenericInternalRow(values);
+    }
+
+    private static Object member(JsonBytes in, byte[][] names, Member[] members, int field) throws JsonBytes.Bail {
+        Object[] values = object(in, names, members, false);
+        return values == null ? null : values[field];
+    }
+
+    // JSON null (null), or an object: its members named in names read by members, in names' order (a duplicate
+    // bails), any other member passed over (strict: bails)
+    private static Object[] object(JsonBytes in, byte[][] names, Member[] members, boolean strict)
+            throws JsonBytes.Bail {
+        if (in.literalNull()) {
+            return null;
+        }
         in.expect('{');
-        UTF8String payloadId = null;
-        UTF8String id = null;
+        Object[] values = new Object[names.length];
         int seen = 0;
         boolean first = true;
         while (in.nextMember(first)) {
             first = false;
-            int field;
-            if (in.keyIs(PAYLOAD)) {
-                field = 0;
-                payloadId = keyPayload(in);
-            } else if (in.keyIs(ID)) {
-                field = 1;
-                id = in.string();
-            } else {
+            int field = in.keyIndex(names);
+            if (field < 0) {
+                if (strict) {
+                    throw JsonBytes.BAIL;
+                }
                 in.skipValue(0);
                 continue;
             }
@@ -232,34 +144,8 @@ final class PayloadScanner {
                 throw JsonBytes.BAIL;
             }
             seen |= 1 << field;
+            values[field] = members[field].read(in);
         }
-        UTF8String found = payloadId != null ? payloadId : id;
-        if (found == null || !in.atEnd()) {
-            throw JsonBytes.BAIL;
-        }
-        return found;
-    }
-
-    private static UTF8String keyPayload(JsonBytes in) throws JsonBytes.Bail {
-        if (in.literalNull()) {
-            return null;
-        }
-        in.expect('{');
-        UTF8String id = null;
-        boolean seen = false;
-        boolean first = true;
-        while (in.nextMember(first)) {
-            first = false;
-            if (!in.keyIs(ID)) {
-                in.skipValue(0);
-                continue;
-            }
-            if (seen) {
-                throw JsonBytes.BAIL;
-            }
-            seen = true;
-            id = in.string();
-        }
-        return id;
+        return values;
     }
 }
