@@ -26,7 +26,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 __all__ = ["CHANGE_COLUMNS", "FORMATS", "KEY_FUNCTION", "PAYLOAD_FUNCTION", "SCHEMA_MEMBER", "decode",
-           "payload_function", "plain_key_id", "schema_prefix"]
+           "jvm_functions", "plain_key_id", "schema_prefix"]
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +91,7 @@ def decode(records: DataFrame, fmt: str = "auto", prefixes: Mapping[str, str] | 
     tombstone, another schema, another format) is parsed whole as before.
 
     In the ``auto`` format the payload of a JsonConverter value is read by :data:`PAYLOAD_FUNCTION` when the
-    session has it (:func:`payload_function`), ``from_json`` parsing only the values it gives no row for (anything
+    session has it (:func:`jvm_functions`), ``from_json`` parsing only the values it gives no row for (anything
     but a plain ``{"schema", "payload"}`` or ``{"payload"}`` envelope, see ``spark_jobs/java``). Spark's
     ``from_json`` builds a JSON parser over an ``InputStreamReader`` for each value, decodes every string into
     Java's UTF-16 and encodes it again into UTF-8 (the ``after`` document of ~1 KB among them); the function reads
@@ -115,7 +115,7 @@ def decode(records: DataFrame, fmt: str = "auto", prefixes: Mapping[str, str] | 
         *([parse_text.alias("parse_text")] if parse_text is not value_text else []))
     key = F.from_json("key_text", KEY_SCHEMA, _OPTIONS)
     parsed_key = F.coalesce(key["payload"]["id"], key["id"], F.col("key_text"))
-    functions = payload_function(records.sparkSession)
+    functions = jvm_functions(records.sparkSession)
     fast_key = [F.call_function(KEY_FUNCTION, F.col("key_text"))] if functions else []
     keyed = text.withColumn("key", F.coalesce(*fast_key, plain_key_id(F.col("key_text")), parsed_key))
     if fmt != "auto":
@@ -150,7 +150,7 @@ def plain_key_id(text: Column) -> Column:
     return F.when(plain, F.replace(body, F.lit(_QUOTE), F.lit('"')))
 
 
-def payload_function(spark: SparkSession) -> bool:
+def jvm_functions(spark: SparkSession) -> bool:
     """Whether :data:`PAYLOAD_FUNCTION` and :data:`KEY_FUNCTION` are (now) registered in ``spark``'s session: the
     JVM class ``spark_jobs.decode.DebeziumFunction`` (``spark_jobs/java``, compiled into a jar by
     ``stack.spark_java``) is on the driver's class path. Registered again at each call (a session's temporary

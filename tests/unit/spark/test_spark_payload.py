@@ -12,7 +12,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from spark_jobs import decode as decoding
-from spark_jobs.decode import KEY_FUNCTION, KEY_SCHEMA, PAYLOAD_FUNCTION, VALUE_SCHEMA, decode, payload_function
+from spark_jobs.decode import KEY_FUNCTION, KEY_SCHEMA, PAYLOAD_FUNCTION, VALUE_SCHEMA, decode, jvm_functions
 from tests.unit.spark.support import change_event, json_records
 
 SCHEMA = {"type": "struct", "fields": [{"type": "string", "optional": True, "field": "after"}], "optional": False}
@@ -95,7 +95,7 @@ KEYS_LEFT = ['{"payload":{"id":5}}', '{"id":{"a":1}}', '{"payload":"x"}', "{}", 
 
 @pytest.fixture(scope="module")
 def registered(spark: Any) -> Any:
-    assert payload_function(spark), "the jar of spark_jobs/java is on the test session's class path"
+    assert jvm_functions(spark), "the jar of spark_jobs/java is on the test session's class path"
     return spark
 
 
@@ -157,7 +157,7 @@ def test_decoded_rows_are_the_same_with_the_function_and_without(registered: Any
     assert prefix is not None
     for prefixes in (None, {"t": prefix}):
         fast = _rows(registered, values, prefixes)
-        monkeypatch.setattr(decoding, "payload_function", lambda spark: False)
+        monkeypatch.setattr(decoding, "jvm_functions", lambda spark: False)
         parsed = _rows(registered, values, prefixes)
         monkeypatch.undo()
         assert fast == parsed
