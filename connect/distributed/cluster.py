@@ -66,15 +66,19 @@ class ClusterView:
         self.tasks: set[ConnectorTaskId] = set()
         self.rejoin_at: float | None = None
         self.leader_owners: dict[str | ConnectorTaskId, str] = {}
-        self._received: Received | None = None
+        # assignments not yet applied, oldest first: under the cooperative protocol each is a change (assigned and
+        # revoked work), so none may be skipped; a member that lost its membership rejoins with its stale
+        # allocation, and the round that revokes it as a duplicate can be followed at once by the one that
+        # assigns it again (it must stop it, then start it anew)
+        self._received: list[Received] = []
         self._lock = threading.Lock()
         self._items: tuple[frozenset[str], frozenset[ConnectorTaskId]] | None = None
 
     # --- called from the group member's thread ----------------------------------------------------
     def offer(self, generation: int, member_id: str, protocol: str, assignment: gp.Assignment) -> None:
-        """Hand over a new assignment (applied on the herder thread)."""
+        """Hand over a new assignment (applied on the herder thread, after those handed over before it)."""
         with self._lock:
-            self._received = Received(generation, member_id, protocol, assignment)
+            self._received.append(Received(generation, member_id, protocol, assignment))
 
     def allocation(self) -> gp.Assignment | None:
         """What this worker runs, as the allocation of its ``compatible`` metadata (None before any)."""
@@ -86,10 +90,15 @@ class ClusterView:
 
     # --- herder thread ----------------------------------------------------------------------------
     def take(self) -> Received | None:
-        """The assignment received since the last call, if any."""
+        """The oldest assignment received and not yet taken, if any."""
         with self._lock:
-            received, self._received = self._received, None
-        return received
+            return self._received.pop(0) if self._received else None
+
+    @property
+    def pending(self) -> bool:
+        """True when an assignment is waiting to be taken."""
+        with self._lock:
+            return bool(self._received)
 
     def apply(self, received: Received, snapshot: ConfigState) -> None:
         """Make ``received`` the current assignment."""

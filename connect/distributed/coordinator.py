@@ -128,7 +128,8 @@ class GroupCoordinator:
         self._ensure_session_key(snapshot)
         if received.revoked:  # incremental cooperative: stop what was taken away, then a follow-up round
             listener.stop_unowned()
-            cluster.member.request_rejoin()
+            if not cluster.pending:  # (unless the follow-up round's assignment is already here)
+                cluster.member.request_rejoin()
 
     def _claim_write_privileges(self, when: str, backoff: float = 0.0) -> None:
         try:

@@ -13,6 +13,7 @@ import pytest
 
 import stack as stack_mod
 from stack import StackEndpoints
+from stack.procs import tail
 from stack.worker import ConnectWorker, distributed_properties
 from tests.integration.support import Worker
 
@@ -37,6 +38,8 @@ def worker_factory(stack: StackEndpoints, tmp_path: Path) -> Iterator[Callable[.
     yield start
     for process in started:
         process.stop(timeout=20)
+    for process in started:  # pytest shows a test's teardown output only when the test failed
+        print(f"--- last lines of {process.log_path}:\n{tail(process.log_path, 120)}")
 
 
 @pytest.fixture

@@ -112,6 +112,24 @@ def test_a_cooperative_revocation_stops_what_was_taken_and_rejoins() -> None:
     assert coordinator.owns_task(A0) and coordinator.owns_task(A1), "cooperative: work is kept, new work added"
 
 
+def test_rounds_received_together_are_applied_in_order_none_skipped() -> None:
+    """A worker back from a pause rejoins as a new member reporting work it held (its task failed meanwhile): the
+    leader revokes it as a duplicate and the next round gives it back. Both rounds can complete within one poll;
+    the revocation must still stop the work, so that the assignment after it starts it anew."""
+    coordinator, member, _ = _coordinator("compatible")
+    listener = Listener()
+    member.script.append((gp.COMPATIBLE, _assignment(connectors=("a",), tasks=(A0,), version=1)))
+    coordinator.join(threading.Event(), listener)
+    view = coordinator.cluster
+    view.offer(6, "me", gp.COMPATIBLE, _assignment(revoked_connectors=("a",), revoked_tasks=(A0,), version=1))
+    view.offer(7, "me", gp.COMPATIBLE, _assignment(connectors=("a",), tasks=(A0,), version=1))
+    coordinator.tick(listener)
+    assert listener.calls == ["stop_unowned"] and not coordinator.owns_task(A0)
+    assert member.rejoins == 0, "the follow-up round is already here"
+    coordinator.tick(listener)
+    assert coordinator.generation() == 7 and coordinator.owns_connector("a") and coordinator.owns_task(A0)
+
+
 def test_a_follower_forwards_writes_to_the_leader_and_names_the_owner() -> None:
     coordinator, member, _ = _coordinator("compatible")
     member.script.append((gp.COMPATIBLE, _assignment(leader="other", tasks=(A0,), version=1)))
