@@ -52,6 +52,13 @@ class Received:
         return bool(self.assignment.revoked_connectors or self.assignment.revoked_tasks)
 
 
+@dataclass(frozen=True)
+class Lost:
+    """The group dropped this member: its work may be running elsewhere already."""
+
+    member_id: str
+
+
 class ClusterView:
     """This worker's place in the group."""
 
@@ -70,7 +77,7 @@ class ClusterView:
         # revoked work), so none may be skipped; a member that lost its membership rejoins with its stale
         # allocation, and the round that revokes it as a duplicate can be followed at once by the one that
         # assigns it again (it must stop it, then start it anew)
-        self._received: list[Received] = []
+        self._received: list[Received | Lost] = []
         self._lock = threading.Lock()
         self._items: tuple[frozenset[str], frozenset[ConnectorTaskId]] | None = None
 
@@ -79,6 +86,19 @@ class ClusterView:
         """Hand over a new assignment (applied on the herder thread, after those handed over before it)."""
         with self._lock:
             self._received.append(Received(generation, member_id, protocol, assignment))
+
+    def lose(self) -> None:
+        """The group dropped this member (a pause or a partition longer than ``session.timeout.ms``) and it is
+        about to rejoin as a new one. The group may have given its work to others already, and a round that revokes
+        that work from it as a duplicate can be missed (a rejoin before its SyncGroup completes): like a consumer's
+        lost partitions under cooperative rebalancing (KIP-429), the work is given up. It joins reporting no
+        allocation (this runs on the group member's thread before the join's metadata is built, while the herder
+        thread waits in the poll) and the herder stops the connectors and tasks before it applies any later
+        assignment."""
+        with self._lock:
+            self._received.append(Lost(self.member_id))
+        self.assignment = None
+        self.connectors, self.tasks = set(), set()
 
     def allocation(self) -> gp.Assignment | None:
         """What this worker runs, as the allocation of its ``compatible`` metadata (None before any)."""
@@ -89,8 +109,8 @@ class ClusterView:
                              tuple(sorted(self.tasks)), version=max(a.version, 1))
 
     # --- herder thread ----------------------------------------------------------------------------
-    def take(self) -> Received | None:
-        """The oldest assignment received and not yet taken, if any."""
+    def take(self) -> Received | Lost | None:
+        """The oldest assignment (or loss of membership) received and not yet taken, if any."""
         with self._lock:
             return self._received.pop(0) if self._received else None
 
@@ -211,7 +231,7 @@ def join_group(config: WorkerConfig, settings: Mapping[str, Any], store: ConfigS
     assert config.group_id is not None
     member = WorkerGroupMember(
         settings, group_id=config.group_id, client_id=f"connect-{config.worker_id()}", protocols=protocols,
-        assignor=assign, on_assigned=lambda g, m, p, a: view[0].offer(g, m, p, a),
+        assignor=assign, on_assigned=lambda g, m, p, a: view[0].offer(g, m, p, a), on_lost=lambda: view[0].lose(),
         session_timeout_ms=config.session_timeout_ms, heartbeat_interval_ms=config.heartbeat_interval_ms,
         rebalance_timeout_ms=config.rebalance_timeout_ms)
     view.append(ClusterView(member, url))

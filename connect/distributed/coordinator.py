@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from connect.api.errors import ConnectError
 from connect.distributed import protocol as gp
 from connect.distributed import session_keys
-from connect.distributed.cluster import ClusterView, RequestTargetError
+from connect.distributed.cluster import ClusterView, Lost, RequestTargetError
 from connect.distributed.forwarding import forward_task_configs
 from connect.runtime.membership import RebalanceListener
 from connect.runtime.rest_errors import ConflictError
@@ -95,6 +95,12 @@ class GroupCoordinator:
             self._stop.wait(0.5)
             return
         received = cluster.take()
+        if isinstance(received, Lost):
+            log.info("This worker was dropped from group %s (the coordinator no longer knew member %s or its "
+                     "generation): stopping its connectors and tasks, which the group may have given to other "
+                     "workers; it rejoins without them", self._config.group_id, received.member_id)
+            listener.revoke_all()
+            return
         if received is None:
             if cluster.is_leader and not cluster.member.rebalancing and self._config_store.needs_write_privileges():
                 self._claim_write_privileges("as the leader, after an earlier attempt failed", backoff=0.25)

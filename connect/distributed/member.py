@@ -42,8 +42,13 @@ class _WorkerCoordinator(BaseCoordinator):  # type: ignore[misc]
         assignments = self._member.assignor(protocol, leader_id, decoded)
         return {member: gp.encode_assignment(a) for member, a in assignments.items()}
 
+    async def _on_join_prepare_async(self, generation: int, member_id: str, timeout_ms: Any = None) -> None:
+        if generation < 0 and self._member.joined:  # the group dropped this member (its generation was reset)
+            self._member.on_lost()
+
     async def _on_join_complete_async(self, generation: int, member_id: str, protocol: str, data: bytes) -> None:
         assignment = gp.decode_assignment(bytes(data))
+        self._member.joined = True
         self._member.on_assigned(generation, member_id, protocol, assignment)
 
 
@@ -52,11 +57,15 @@ class WorkerGroupMember:
 
     def __init__(self, settings: Mapping[str, Any], *, group_id: str, client_id: str,
                  protocols: Protocols, assignor: Assignor,
-                 on_assigned: Callable[[int, str, str, gp.Assignment], None],
+                 on_assigned: Callable[[int, str, str, gp.Assignment], None], on_lost: Callable[[], None],
                  session_timeout_ms: int, heartbeat_interval_ms: int, rebalance_timeout_ms: int) -> None:
+        """``on_lost``: called before the member rejoins after the group dropped it (its member id or generation
+        no longer known), before the metadata of that join is asked for."""
         self.protocols = protocols
         self.assignor = assignor
         self.on_assigned = on_assigned
+        self.on_lost = on_lost
+        self.joined = False  # a join completed once: a later join from no generation means the member was dropped
         self.client_id = client_id
         # the client's and the coordinator's sensors, as Java's connect-metrics and connect-coordinator-metrics
         self.metrics = Metrics(MetricConfig(tags={"client-id": client_id}))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import logging
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
@@ -12,6 +13,8 @@ from typing import Any, Protocol
 
 from connect.storage import codec
 from connect.storage.config_state import ConfigState, ConnectorTaskId, TargetState
+
+log = logging.getLogger(__name__)
 
 Listener = Callable[[], None]
 Interrupt = Callable[[], str | None]
@@ -164,6 +167,10 @@ class ConfigStore(ABC):
         """Release resources; idempotent."""
 
 
+# the states a worker writes with Connect's ``putSafe`` (see :meth:`StatusStore.superseded`)
+SAFE_WRITE_STATES = frozenset({"FAILED", "UNASSIGNED"})
+
+
 class StatusStore:
     """Connector and task statuses, served locally from a cache."""
 
@@ -190,12 +197,34 @@ class StatusStore:
         return {int(n): s for n, s in items if n.isdigit()}
 
     def put_connector(self, name: str, status: Status | None) -> None:
-        """Record (or with None, delete) a connector status."""
-        self._put(f"status-connector-{name}", status)
+        """Record (or with None, delete) a connector status (a FAILED or UNASSIGNED one only when not
+        :meth:`superseded`)."""
+        self._put_unless_superseded(f"status-connector-{name}", status)
 
     def put_task(self, task_id: ConnectorTaskId, status: Status | None) -> None:
-        """Record (or with None, delete) a task status."""
-        self._put(f"status-task-{task_id}", status)
+        """Record (or with None, delete) a task status (a FAILED or UNASSIGNED one only when not
+        :meth:`superseded`)."""
+        self._put_unless_superseded(f"status-task-{task_id}", status)
+
+    def _put_unless_superseded(self, key: str, status: Status | None) -> None:
+        if status is not None and self.superseded(key, status):
+            log.debug("Not writing %s %s of generation %s: another worker's status of a later generation is "
+                      "newer", key, status.state, status.generation)
+            return
+        self._put(key, status)
+
+    def superseded(self, key: str, status: Status) -> bool:
+        """Connect's ``putSafe``: a FAILED or UNASSIGNED status (work failing or stopping) from a worker of an older
+        generation than another worker's status already known for it. The group has given that work to the other
+        worker: a worker cut off from the group, or paused past its session, whose copy then failed (its producer
+        fenced) or stopped, must not hide the new owner's state. Checked before writing and on reading back (the
+        writer may not have read the newer status yet)."""
+        if status.state not in SAFE_WRITE_STATES:
+            return False
+        with self._lock:
+            current = self._cache.get(key)
+        return current is not None and current.worker_id != status.worker_id \
+            and status.generation < current.generation
 
     def topics(self, connector: str) -> list[str]:
         """Topics the connector's tasks have produced to (topic tracking), sorted."""

@@ -293,15 +293,6 @@ class KafkaStatusStore(StatusStore):
             return
         parsed = codec.loads(value)
         status = None if parsed is None else Status.from_json(parsed)
-        if status is not None and status.state == "UNASSIGNED" and self._superseded(key.decode(), status):
+        if status is not None and self.superseded(key.decode(), status):
             return
         self._cache_put(key.decode(), status)
-
-    def _superseded(self, key: str, status: Status) -> bool:
-        """An UNASSIGNED (a worker stopping its work, Connect's ``putSafe``) from a worker of an older generation
-        than another worker's status already read: a worker cut off from Kafka stopped work the group had
-        already given to another one, and its record arrived late; it must not hide the new owner's state."""
-        with self._lock:
-            current = self._cache.get(key)
-        return current is not None and current.worker_id != status.worker_id \
-            and status.generation < current.generation

@@ -4,9 +4,11 @@ over an in-memory config store and a group member that hands over scripted assig
 
 from __future__ import annotations
 
+import asyncio
 import re
 import threading
 from collections.abc import Mapping
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,6 +17,7 @@ from connect.api.errors import ConnectError
 from connect.distributed import protocol as gp
 from connect.distributed.cluster import NO_LEADER, STALE_CONFIG, ClusterView, RequestTargetError
 from connect.distributed.coordinator import GroupCoordinator
+from connect.distributed.member import _WorkerCoordinator
 from connect.runtime.rest_errors import ConflictError
 from connect.runtime.worker_config import WorkerConfig
 from connect.storage.config_state import ConnectorTaskId
@@ -128,6 +131,36 @@ def test_rounds_received_together_are_applied_in_order_none_skipped() -> None:
     assert member.rejoins == 0, "the follow-up round is already here"
     coordinator.tick(listener)
     assert coordinator.generation() == 7 and coordinator.owns_connector("a") and coordinator.owns_task(A0)
+
+
+def test_a_member_the_group_dropped_gives_up_its_work_and_rejoins_reporting_none() -> None:
+    """Back from a pause longer than the session, the group has given this worker's work to another one; a round
+    revoking it from this worker as a duplicate may never reach it. It reports no allocation in the join, stops
+    everything before applying the next assignment, and starts what that assignment gives it."""
+    coordinator, member, _ = _coordinator("compatible")
+    listener = Listener()
+    member.script.append((gp.COMPATIBLE, _assignment(leader="other", connectors=("a",), tasks=(A0,), version=1)))
+    coordinator.join(threading.Event(), listener)
+    view = coordinator.cluster
+    view.lose()
+    assert view.allocation() is None, "the join's metadata claims nothing"
+    view.offer(7, "me-again", gp.COMPATIBLE, _assignment(leader="other", tasks=(A0,), version=1))
+    coordinator.tick(listener)
+    assert listener.calls == ["revoke_all"] and not coordinator.owns_connector("a") and not coordinator.owns_task(A0)
+    coordinator.tick(listener)
+    assert coordinator.generation() == 7 and coordinator.owns_task(A0) and not coordinator.owns_connector("a")
+
+
+def test_the_member_reports_a_loss_only_after_it_had_joined() -> None:
+    lost: list[int] = []
+    fake = SimpleNamespace(_member=SimpleNamespace(joined=False, on_lost=lambda: lost.append(1)))
+    asyncio.run(_WorkerCoordinator._on_join_prepare_async(fake, -1, ""))  # type: ignore[arg-type] # the first join
+    assert lost == []
+    fake._member.joined = True
+    asyncio.run(_WorkerCoordinator._on_join_prepare_async(fake, 5, "m"))  # type: ignore[arg-type] # a rejoin in the group
+    assert lost == []
+    asyncio.run(_WorkerCoordinator._on_join_prepare_async(fake, -1, ""))  # type: ignore[arg-type] # after the generation was reset
+    assert lost == [1]
 
 
 def test_a_follower_forwards_writes_to_the_leader_and_names_the_owner() -> None:
