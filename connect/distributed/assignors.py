@@ -3,8 +3,9 @@
 Members keep running their work through a rebalance and report it in their metadata. The leader revokes what
 was deleted or runs twice, assigns new work to the least-loaded members (connectors and tasks balanced
 separately), holds back the work of a member that left for up to ``scheduled.rebalance.max.delay.ms`` (it may
-come back), and when the group is otherwise stable revokes the excess of over-loaded members so the next
-round can give it to the others. A revocation or a delay makes the members rejoin for a follow-up round.
+come back; a worker back under a new member id, its REST URL the same, gets it at once), and when the group is
+otherwise stable revokes the excess of over-loaded members so the next round can give it to the others. A
+revocation or a delay makes the members rejoin for a follow-up round.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ class CooperativeAssignor:
     clock: Callable[[], float]
     previous: dict[str, set[Item]] = field(default_factory=dict)
     deadline: float | None = None
+    # the REST URL of the worker each item was last given to (held items keep their departed owner's)
+    last_url: dict[Item, str] = field(default_factory=dict)
 
     def assign(self, leader: str, members: Mapping[str, gp.WorkerMetadata], snapshot: ConfigState,
                ) -> dict[str, gp.Assignment]:
@@ -58,8 +61,12 @@ class CooperativeAssignor:
         reported: set[Item] = set().union(*current.values())
         lost = {i for items in self.previous.values() for i in items} - reported
         lost &= configured
-        delay = self._delay(lost)
-        held = lost if delay > 0 else set()
+        # the work of a worker that is back under a new member id reporting none of it (the group had dropped it:
+        # it gave its work up, see ClusterView.lose) is not held for it: it is here; assigned now
+        present = {md.url for md in members.values()}
+        returned = {i for i in lost if self.last_url.get(i) in present}
+        delay = self._delay(lost - returned)
+        held = (lost - returned) if delay > 0 else set()
         taken: set[Item] = set().union(*running.values(), *revoked.values())
         unassigned = configured - taken - held
         assigned: dict[str, set[Item]] = {m: set() for m in members}
@@ -69,6 +76,8 @@ class CooperativeAssignor:
         self.previous = {m: (running[m] - revoked[m]) | assigned[m] for m in members}
         if held:
             self.previous[""] = held  # still owed to the group: tracked until reassigned
+        self.last_url = {**{i: self.last_url[i] for i in held if i in self.last_url},
+                         **{i: members[m].url for m, items in self.previous.items() if m for i in items}}
         result = {}
         for member in members:
             connectors, tasks = _split(assigned[member])

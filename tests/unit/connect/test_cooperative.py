@@ -25,6 +25,7 @@ class Group:
         self.now = 0.0
         self.assignor = CooperativeAssignor(delay_ms, lambda: self.now)
         self.owned: dict[str, set[object]] = {}
+        self.urls: dict[str, str] = {}  # a member's REST URL when not http://<member>/
 
     def join(self, *members: str) -> None:
         for member in members:
@@ -34,7 +35,7 @@ class Group:
         del self.owned[member]
 
     def round(self, snap: ConfigState) -> dict[str, gp.Assignment]:
-        metadata = {m: gp.WorkerMetadata(f"http://{m}/", 5, version=1, allocation=gp.Assignment(
+        metadata = {m: gp.WorkerMetadata(self.urls.get(m, f"http://{m}/"), 5, version=1, allocation=gp.Assignment(
             0, "", "", 5, tuple(i for i in items if isinstance(i, str)),
             tuple(i for i in items if isinstance(i, ConnectorTaskId)), version=1)) for m, items in self.owned.items()}
         result = self.assignor.assign(sorted(self.owned)[0], metadata, snap)
@@ -93,6 +94,36 @@ def test_work_of_a_departed_member_waits_for_the_delay_then_moves() -> None:
     final = group.round(snap)
     assert final["a"].delay_ms == 0 and lost <= {*final["a"].connectors, *final["a"].tasks}
     assert len(group.everything()) == 3
+
+
+def test_work_of_a_member_back_under_a_new_id_without_it_is_not_held() -> None:
+    """The group dropped ``b`` (paused past its session); it gave its work up and rejoins as ``b2`` from the same
+    worker (its REST URL), reporting nothing: the work is assigned at once, not held for the delay."""
+    group = Group(delay_ms=10_000)
+    group.join("a", "b")
+    snap = _snapshot({"x": 2})
+    group.settle(snap)
+    lost = set(group.owned["b"])
+    group.leave("b")
+    assert group.round(snap)["a"].delay_ms == 10_000, "gone: held for it"
+    group.urls["b2"] = "http://b/"
+    group.join("b2")
+    back = group.round(snap)
+    assert all(a.delay_ms == 0 for a in back.values())
+    assert lost <= {i for a in back.values() for i in (*a.connectors, *a.tasks)}
+    assert len(group.everything()) == 3
+
+
+def test_a_lone_worker_dropped_and_back_gets_its_work_at_once() -> None:
+    group = Group(delay_ms=300_000)
+    group.join("a")
+    snap = _snapshot({"x": 2})
+    group.settle(snap)
+    group.leave("a")
+    group.urls["a2"] = "http://a/"
+    group.join("a2")
+    back = group.round(snap)["a2"]
+    assert back.delay_ms == 0 and len(back.connectors) + len(back.tasks) == 3
 
 
 def test_deleted_work_is_revoked() -> None:
