@@ -79,13 +79,20 @@ def test_a_joining_member_gets_a_share_through_revocation_rounds() -> None:
     assert tasks == {"a": 2, "b": 2}
 
 
-def test_work_of_a_departed_member_waits_for_the_delay_then_moves() -> None:
-    group = Group(delay_ms=10_000)
+def _b_gone(delay_ms: int) -> tuple[Group, ConfigState, set[object]]:
+    """Members ``a`` and ``b`` share a connector and its two tasks, then ``b`` leaves: the group, the configs and
+    what ``b`` held."""
+    group = Group(delay_ms=delay_ms)
     group.join("a", "b")
     snap = _snapshot({"x": 2})
     group.settle(snap)
     lost = set(group.owned["b"])
     group.leave("b")
+    return group, snap, lost
+
+
+def test_work_of_a_departed_member_waits_for_the_delay_then_moves() -> None:
+    group, snap, lost = _b_gone(10_000)
     held = group.round(snap)
     assert held["a"].delay_ms == 10_000 and not (set(held["a"].connectors) | set(held["a"].tasks)) & lost
     group.now += 4
@@ -99,12 +106,7 @@ def test_work_of_a_departed_member_waits_for_the_delay_then_moves() -> None:
 def test_work_of_a_member_back_under_a_new_id_without_it_is_not_held() -> None:
     """The group dropped ``b`` (paused past its session); it gave its work up and rejoins as ``b2`` from the same
     worker (its REST URL), reporting nothing: the work is assigned at once, not held for the delay."""
-    group = Group(delay_ms=10_000)
-    group.join("a", "b")
-    snap = _snapshot({"x": 2})
-    group.settle(snap)
-    lost = set(group.owned["b"])
-    group.leave("b")
+    group, snap, lost = _b_gone(10_000)
     assert group.round(snap)["a"].delay_ms == 10_000, "gone: held for it"
     group.urls["b2"] = "http://b/"
     group.join("b2")
