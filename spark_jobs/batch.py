@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from spark_jobs import schema as schemas
+from spark_jobs import tables
 from spark_jobs.decode import decode, schema_prefix
 from spark_jobs.kafka_source import KafkaRange, read_range
 
@@ -114,6 +115,10 @@ class Batch:
     started: float
     one_partition: bool = False  # at most one Kafka partition of each topic read (tables.last_positions)
     checkpointed: bool = False  # ``changes`` is a local checkpoint (see :func:`read_batch`), not a cache
+    # per topic, the newest source position (``ts_ms``, ``ord``) of its rows that decide a key's state (see
+    # tables.latest_events; none: no such row has one), found with the counts: at or above the position of every
+    # row the batch leaves in a latest-state table
+    newest: dict[str, tuple[int, int | None]] = field(default_factory=dict)
 
     @property
     def events(self) -> int:
@@ -184,14 +189,19 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
         decoded = decode(records, fmt, prefixes)
         # built by the first job over it, the counts below
         changes = decoded.localCheckpoint(False, CACHE) if checkpoint else decoded.persist(CACHE)
+        read = [r.topic for r in ranges if r.end > r.start]
+        topics = tuple(sorted(set(read)))
+        positioned = F.col("reason").isNull() & tables.decides() & F.col("source_ts_ms").isNotNull()
         counts = changes.agg(
             F.count(F.lit(1)).alias("records"), F.count_if(F.col("reason").isNotNull()).alias("rejects"),
-            F.count_if(F.col("reason").isNull() & F.col("tombstone")).alias("tombstones")).first()
+            F.count_if(F.col("reason").isNull() & F.col("tombstone")).alias("tombstones"),
+            *(F.max(F.when(positioned & (F.col("topic") == topic), F.struct("source_ts_ms", "source_ord")))
+              .alias(f"newest{i}") for i, topic in enumerate(topics))).first()
     assert counts is not None
-    read = [r.topic for r in ranges if r.end > r.start]
-    topics = tuple(sorted(set(read)))
+    newest = {topic: (int(top[0]), None if top[1] is None else int(top[1]))
+              for topic, top in zip(topics, counts[3:], strict=True) if top is not None}
     return Batch(changes, counts["records"], counts["rejects"], counts["tombstones"], topics, started,
-                 len(read) == len(topics), checkpoint)
+                 len(read) == len(topics), checkpoint, newest)
 
 
 def schema_prefixes(spark: SparkSession, options: MaterializeOptions, ranges: Sequence[KafkaRange]) -> dict[str, str]:

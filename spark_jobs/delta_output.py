@@ -58,7 +58,7 @@ from spark_jobs.batch import (
     table_schema,
 )
 from spark_jobs.delta_batches import DeltaOutput, Done, Plan
-from spark_jobs.delta_replace import NO_POSITION, Position, newest, replace_keys
+from spark_jobs.delta_replace import NO_POSITION, Position, last_write_metric, newest, replace_keys
 from spark_jobs.kafka_source import SparkJobError, offset_ranges
 
 __all__ = ["DeltaOutput", "run"]
@@ -173,7 +173,7 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
                     step = time.monotonic()
                     new_schemas[topic], change, bound = _merge_table(
                         spark, output, plan, topic, latest.where(F.col("topic") == topic), done.schemas.get(topic),
-                        done.positions.get(topic), recovering=recovering)
+                        done.positions.get(topic), batch.newest.get(topic, NO_POSITION), recovering=recovering)
                     if bound is None:
                         positions.pop(topic, None)
                     else:
@@ -200,16 +200,13 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
     return batch.summary(plan.batch, {t: n for t, n in rows.items() if t in batch.topics}), committed
 
 
-def _rows_written(spark: SparkSession, path: str, written: DataFrame) -> int:
-    """The rows the last commit of the table at ``path`` wrote, from its ``numOutputRows`` metric (read from the
-    commit file on the driver) instead of counting ``written``, the rows it wrote, again: that count was two Spark
-    jobs more per new table. Counted when the commit has no metrics (``spark.databricks.delta.history.
-    metricsEnabled`` off)."""
-    last = DeltaTable.forPath(spark, path).history(1).select("operationMetrics").first()
-    metrics = last[0] if last is not None else None
-    if metrics and metrics.get("numOutputRows") is not None:
-        return int(metrics["numOutputRows"])
-    return written.count()
+def _rows_written(spark: SparkSession, path: str, written: DataFrame, marker: str) -> int:
+    """The rows the last commit of the table at ``path`` (a write named ``marker``) wrote, from its
+    ``numOutputRows`` metric read from the commit file on the driver, instead of counting ``written``, the rows it
+    wrote, again (two Spark jobs more per new table), or reading the table's history (one more). Counted when the
+    commit has no metrics (``spark.databricks.delta.history.metricsEnabled`` off)."""
+    rows = last_write_metric(spark, path, marker, "numOutputRows")
+    return rows if rows is not None else written.count()
 
 
 def _add_columns(spark: SparkSession, path: str, source: Any) -> None:
@@ -326,12 +323,13 @@ Change = tuple[str, int] | None  # ("new" | "merge", rows added to the table) wh
 
 
 def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str, prepared: Any,
-                 stored: str | None, bound: Position | None, *,
+                 stored: str | None, bound: Position | None, top: Position, *,
                  recovering: bool) -> tuple[str, Change, Position | None]:
     """Apply the batch to the latest-state table of ``topic`` from its deciding rows in
     :func:`tables.merge_documents`' shape (``bound``: a source position at or above every stored row's, None when
-    not known); returns the new parse schema (JSON), how many rows the table gained (None when not known: the
-    table was rewritten, or a ``recovering`` batch found its commit there) and the table's new bound."""
+    not known; ``top``: one at or above every deciding row's, :attr:`Batch.newest`); returns the new parse schema
+    (JSON), how many rows the table gained (None when not known: the table was rewritten, or a ``recovering``
+    batch found its commit there) and the table's new bound."""
     documents = prepared.where(F.col("op") != "d")
     step = time.monotonic()
     merged, _ = table_schema(spark, documents, prepared, stored, plan.fmt)
@@ -341,7 +339,7 @@ def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: st
     if not DeltaTable.isDeltaTable(spark, path):
         tables.materialized(documents, merged).write.format("delta").mode("append") \
             .option(_STATS_COLUMNS, TABLE_STATS).save(path)
-        return merged.json(), ("new", _rows_written(spark, path, documents)), _newest(prepared)
+        return merged.json(), ("new", _rows_written(spark, path, documents, batch_marker(plan))), top
     if recovering and committed(spark, path, plan):
         log.info("batch %s: table %s already has it", plan.batch, topic)
         return merged.json(), None, None
@@ -358,7 +356,7 @@ def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: st
         conformed = source.select(*(schemas.conform(F.col(f"`{f.name}`"), source.schema[f.name].dataType,
                                                     f.dataType).alias(f.name) for f in current.schema.fields))
         if sum(r.end - r.start for r in plan.ranges) <= SMALL_BATCH_RECORDS:  # its keys are few enough to list
-            gained, top = replace_keys(spark, path, current, conformed, bound, batch_marker(plan))
+            gained = replace_keys(spark, path, current, conformed, bound, batch_marker(plan))
             return merged.json(), (("merge", gained) if gained is not None else None), _later(bound, top)
         # persisted: the MERGE's jobs (finding the touched files, writing, deletion vectors) read the typed rows
         # from the first one's cache instead of computing their parse again
@@ -375,7 +373,7 @@ def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: st
                            .whenNotMatchedInsertAll("s._op <> 'd'").execute()).first()
         finally:
             conformed.unpersist()
-        bound = _later(bound, _newest(prepared))
+        bound = _later(bound, top)
         if metrics is None:
             return merged.json(), None, bound
         return merged.json(), ("merge", int(metrics["num_inserted_rows"]) - int(metrics["num_deleted_rows"])), bound
@@ -384,13 +382,7 @@ def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: st
         kept = tables.materialized(tables.as_documents(current), merged)
         table = tables.merge_tables(kept, prepared, tables.materialized(documents, merged))
         table.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(path)
-    return merged.json(), None, _later(bound, _newest(prepared))
-
-
-def _newest(prepared: DataFrame) -> Position:
-    """The newest source position of the batch's deciding rows (:func:`delta_replace.newest`; one small job over
-    the cached rows: a struct's null field orders first, as a missing ``ord`` does there)."""
-    return _max_position(prepared, F.col("source_ts_ms"), F.col("source_ord"))
+    return merged.json(), None, _later(bound, top)
 
 
 def _stored_newest(table: DataFrame) -> Position | None:

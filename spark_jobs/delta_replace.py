@@ -13,7 +13,8 @@ from spark_jobs import tables
 from spark_jobs.batch import session_conf
 from spark_jobs.hadoop_fs import HadoopFolder
 
-__all__ = ["NO_POSITION", "Position", "deleted_rows", "newest", "replace_keys", "sql_string", "supersedes"]
+__all__ = ["NO_POSITION", "Position", "deleted_rows", "last_write_metric", "newest", "replace_keys", "sql_string",
+           "supersedes"]
 
 # A source position: ``ts_ms`` and the ``ord`` of the newest change at that millisecond that has one (None: none)
 Position = tuple[int, int | None]
@@ -52,12 +53,11 @@ def supersedes(ts: int | None, order: int | None, bound: Position) -> bool:
 
 
 def replace_keys(spark: SparkSession, path: str, current: DataFrame, source: DataFrame, bound: Position | None,
-                 marker: str) -> tuple[int | None, Position | None]:
+                 marker: str) -> int | None:
     """Apply ``source`` (one row per key the batch decided, in the table's columns, ``_op = 'd'`` for deletes and
     tombstones) to the Delta table at ``path`` (``current``, read with the same schema) as the MERGE did, in one
     commit (its ``userMetadata`` ``marker``). ``bound``: a source position at or above every stored row's (None:
-    not known). Returns how many rows the table gained (negative: lost; None: not known) and the newest position
-    of the batch's changes.
+    not known). Returns how many rows the table gained (negative: lost; None: not known).
 
     The batch's keys, ops and positions are collected first (one job over its cached rows). When every change is
     newer than ``bound`` (:func:`supersedes`; the common case: a run reads what the connector wrote after the last
@@ -72,7 +72,6 @@ def replace_keys(spark: SparkSession, path: str, current: DataFrame, source: Dat
     positions = source.select("_key", "_op", F.unix_millis("_source_ts").alias("_ts"), "_source_ord")
     batch = positions.collect()
     ops = {row[0]: row[1] for row in batch}
-    top = newest((row[2], row[3]) for row in batch)
     replaced: int | None
     if bound is not None and all(supersedes(row[2], row[3], bound) for row in batch):
         chosen, replaced = list(ops), None
@@ -84,7 +83,7 @@ def replace_keys(spark: SparkSession, path: str, current: DataFrame, source: Dat
         chosen = [key for key in ops if applies.get(key, True)]
         replaced = sum(1 for key in chosen if key in applies)
     if not chosen:
-        return 0, top
+        return 0
     written = sum(1 for key in chosen if ops[key] != "d")
     predicate = "_key IN (" + ",".join(sql_string(key) for key in chosen) + ")"
     new_rows = source.where(F.col("_op") != "d")
@@ -95,11 +94,16 @@ def replace_keys(spark: SparkSession, path: str, current: DataFrame, source: Dat
         new_rows.write.format("delta").mode("overwrite").option("replaceWhere", predicate).save(path)
     if replaced is None:
         replaced = deleted_rows(spark, path, marker)
-    return (written - replaced if replaced is not None else None), top
+    return written - replaced if replaced is not None else None
 
 
 def deleted_rows(spark: SparkSession, path: str, marker: str) -> int | None:
-    """The ``numDeletedRows`` metric of the Delta table's last commit, read from its commit file on the driver
+    """The ``numDeletedRows`` metric of the Delta table's last commit (see :func:`last_write_metric`)."""
+    return last_write_metric(spark, path, marker, "numDeletedRows")
+
+
+def last_write_metric(spark: SparkSession, path: str, marker: str, metric: str) -> int | None:
+    """The operation metric ``metric`` of the Delta table's last commit, read from its commit file on the driver
     (no Spark job), when that commit is a write with ``userMetadata`` ``marker``; None otherwise (another commit
     came last, or the writes' metrics are off)."""
     log = HadoopFolder(spark, f"{path}/_delta_log")
@@ -109,6 +113,6 @@ def deleted_rows(spark: SparkSession, path: str, marker: str) -> int | None:
     for line in log.read(max(commits)).splitlines():
         info = json.loads(line).get("commitInfo") if '"commitInfo"' in line else None
         if info is not None and info.get("userMetadata") == marker and info.get("operation") == "WRITE":
-            deleted = (info.get("operationMetrics") or {}).get("numDeletedRows")
-            return int(deleted) if deleted is not None else None
+            value = (info.get("operationMetrics") or {}).get(metric)
+            return int(value) if value is not None else None
     return None

@@ -21,7 +21,7 @@ from pyspark.sql.types import StructType
 
 from spark_jobs import schema as schemas
 
-__all__ = ["META_COLUMNS", "applies", "change_log", "last_positions", "latest_events", "materialized",
+__all__ = ["META_COLUMNS", "applies", "change_log", "decides", "last_positions", "latest_events", "materialized",
            "merge_documents", "merge_tables", "rejects"]
 
 META_COLUMNS = ("_key", "_op", "_source_ts", "_source_ord", "_topic", "_partition", "_offset", "_raw")
@@ -71,8 +71,7 @@ def latest_events(changes: DataFrame, broadcast: bool = False, one_partition: bo
     shuffled; without it Spark picks the join by its size estimate (a sort-merge join that shuffles the
     documents when the cached rows look large). ``one_partition``: the caller knows that ``changes`` hold at most
     one Kafka partition of each topic (see :func:`last_positions`)."""
-    deciding = usable(changes).where(
-        F.col("tombstone") | F.col("op").isin("c", "r", "d") | ((F.col("op") == "u") & F.col("after").isNotNull()))
+    deciding = usable(changes).where(decides())
     last = last_positions(deciding, one_partition)
     if broadcast:
         last = F.broadcast(last)
@@ -80,6 +79,11 @@ def latest_events(changes: DataFrame, broadcast: bool = False, one_partition: bo
     return deciding.drop("source_ts_ms", "source_ord").join(last, on=["topic", "key", "partition", "offset"]).select(
         "topic", "key", "op", "tombstone", "after", "source_ts_ms", "source_ord", "partition", "offset",
         "connect_schema")
+
+
+def decides() -> Column:
+    """Whether a usable change row decides its key's state (see :func:`latest_events`)."""
+    return F.col("tombstone") | F.col("op").isin("c", "r", "d") | ((F.col("op") == "u") & F.col("after").isNotNull())
 
 
 def last_positions(deciding: DataFrame, one_partition: bool = False) -> DataFrame:

@@ -12,6 +12,7 @@ import pytest
 from spark_jobs import batch as batches
 from spark_jobs.batch import MaterializeOptions, read_batch, schema_prefixes
 from spark_jobs.decode import CHANGE_COLUMNS, decode
+from spark_jobs.delta_replace import newest
 from spark_jobs.kafka_source import offset_ranges, read_range
 from spark_jobs.materialize import run
 from tests.integration.spark.workload import produce, stored_table
@@ -46,7 +47,12 @@ def test_a_large_batch_is_a_local_checkpoint_with_the_decoded_rows_and_is_releas
     assert (batch.records, batch.rejects, batch.tombstones, batch.events) == (19, 1, 1, 17)
     prefixes = schema_prefixes(spark, options, ranges)
     decoded = decode(read_range(spark, stack.kafka_bootstrap, ranges), "auto", prefixes)
-    assert sorted(batch.changes.collect()) == sorted(decoded.select(*CHANGE_COLUMNS).collect())
+    rows = decoded.select(*CHANGE_COLUMNS).collect()
+    assert sorted(batch.changes.collect()) == sorted(rows)
+    # the newest position of the rows that decide a key's state, found with the counts
+    deciding = [(r["source_ts_ms"], r["source_ord"]) for r in rows if r["reason"] is None and not r["tombstone"]
+                and (r["op"] in ("c", "r", "d") or r["after"] is not None)]
+    assert batch.newest == {topic: newest(deciding)} and batch.newest[topic][0] > 0
     batch.release()
     assert _persistent(spark) == kept
 
