@@ -3,11 +3,13 @@ records read, their counts, the parse schema of a collection's documents, and th
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -18,6 +20,8 @@ from spark_jobs import schema as schemas
 from spark_jobs import tables
 from spark_jobs.decode import decode, schema_prefix
 from spark_jobs.kafka_source import KafkaRange, read_range
+
+log = logging.getLogger(__name__)
 
 __all__ = ["CACHE", "PARQUET_WRITE", "PREFIX_SAMPLE", "SMALL_BATCH_RECORDS", "TABLE_FORMATS", "Batch",
            "MaterializeOptions", "Summary", "read_batch", "schema_prefixes", "session_conf", "small_batch_settings",
@@ -114,7 +118,7 @@ class Batch:
     topics: tuple[str, ...]
     started: float
     one_partition: bool = False  # at most one Kafka partition of each topic read (tables.last_positions)
-    checkpointed: bool = False  # ``changes`` is a local checkpoint (see :func:`read_batch`), not a cache
+    blocks: Any = None  # the JVM RDD of ``changes``' local checkpoint (see :func:`read_batch`); None: a cache
     # per topic, the newest source position (``ts_ms``, ``ord``) of its rows that decide a key's state (see
     # tables.latest_events; none: no such row has one), found with the counts: at or above the position of every
     # row the batch leaves in a latest-state table
@@ -128,9 +132,13 @@ class Batch:
     def broadcast_positions(self) -> bool:
         return self.records <= BROADCAST_RECORDS
 
+    @property
+    def checkpointed(self) -> bool:
+        return self.blocks is not None
+
     def release(self) -> None:
-        if self.checkpointed:  # the checkpoint's blocks belong to the RDD under the frame's plan
-            self.changes._jdf.queryExecution().logical().rdd().unpersist(False)
+        if self.blocks is not None:  # the checkpoint's blocks belong to its RDD, not to a frame's cache
+            self.blocks.unpersist(False)
         else:
             self.changes.unpersist()
 
@@ -176,7 +184,14 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
     memory, no difference: benchmarks/results.md 2026-11-30). A local checkpoint has no
     lineage: a lost executor's blocks cannot be computed again, which on a local master (driver and executor in
     one JVM) costs nothing, so a cluster's batch is cached as before; and a small batch, whose cache costs little,
-    keeps the cache's size statistics for Spark's join choices."""
+    keeps the cache's size statistics for Spark's join choices.
+
+    The checkpoint's partitions are then read in reverse order (:func:`reversed_partitions`): the latest events
+    of a topic are mostly in its later offsets (the last read partition held ~40 % of the benchmark's latest
+    rows), and the stages over them (the latest rows, the parse schema's inference, the table's write) ended with
+    that partition's task alone on one core; longest first, the smaller tasks fill the other core. Full runs of
+    508,090 records alternating in one JVM: 9.74 s against 10.18 s (medians of the last 6 of 7 rounds, lower in
+    5 of 6 pairs; benchmarks/results.md 2026-11-30 23:00)."""
     started = time.monotonic()
     large = sum(r.end - r.start for r in ranges) > SMALL_BATCH_RECORDS
     prefixes = schema_prefixes(spark, options, ranges) if fmt == "auto" and large else {}
@@ -189,6 +204,9 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
         decoded = decode(records, fmt, prefixes)
         # built by the first job over it, the counts below
         changes = decoded.localCheckpoint(False, CACHE) if checkpoint else decoded.persist(CACHE)
+        blocks = changes._jdf.queryExecution().logical().rdd() if checkpoint else None
+        if checkpoint:
+            changes = reversed_partitions(changes)
         read = [r.topic for r in ranges if r.end > r.start]
         topics = tuple(sorted(set(read)))
         positioned = F.col("reason").isNull() & tables.decides() & F.col("source_ts_ms").isNotNull()
@@ -201,7 +219,19 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
     newest = {topic: (int(top[0]), None if top[1] is None else int(top[1]))
               for topic, top in zip(topics, counts[3:], strict=True) if top is not None}
     return Batch(changes, counts["records"], counts["rejects"], counts["tombstones"], topics, started,
-                 len(read) == len(topics), checkpoint, newest)
+                 len(read) == len(topics), blocks, newest)
+
+
+def reversed_partitions(checkpointed: DataFrame) -> DataFrame:
+    """``checkpointed`` (a local checkpoint) with its partitions in reverse order (``spark_jobs/java``'s
+    ``ReversedPartitions``); as it is when the session's class path does not have that class."""
+    jvm = checkpointed.sparkSession._jvm
+    try:
+        reversed_frame = jvm.spark_jobs.batch.ReversedPartitions.of(checkpointed._jdf)  # type: ignore[union-attr]
+    except Exception as exc:  # noqa: BLE001 - py4j: the class is not there (a JavaPackage, not callable) or fails
+        log.info("batch partitions kept in offset order: %s", str(exc).splitlines()[0] if str(exc) else exc)
+        return checkpointed
+    return DataFrame(reversed_frame, checkpointed.sparkSession)
 
 
 def schema_prefixes(spark: SparkSession, options: MaterializeOptions, ranges: Sequence[KafkaRange]) -> dict[str, str]:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyspark.sql import functions as F
 
 from spark_jobs import batch as batches
 from spark_jobs.batch import MaterializeOptions, read_batch, schema_prefixes
@@ -41,6 +42,11 @@ def test_a_large_batch_is_a_local_checkpoint_with_the_decoded_rows_and_is_releas
     kept = _persistent(spark)
     batch = read_batch(spark, options, ranges, "auto")
     assert batch.checkpointed and _persistent(spark) - kept
+    # the checkpoint is made by the counts' job, read through its partitions in reverse order
+    assert batch.blocks.isCheckpointed()
+    first = batch.changes.select(F.spark_partition_id().alias("p"), "offset").groupBy("p").agg(
+        F.min("offset").alias("first")).orderBy("p").first()
+    assert first is not None and first["first"] > 0  # partition 0 holds the last offsets
     # read in LARGE_BATCH_SPLITS partitions per core (the topic's one partition split by offsets)
     parallelism = spark.sparkContext.defaultParallelism
     assert batch.changes.rdd.getNumPartitions() == batches.LARGE_BATCH_SPLITS * parallelism
