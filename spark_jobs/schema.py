@@ -128,7 +128,11 @@ def only_additions(old: DataType, new: DataType) -> bool:
 
 def conform(value: Column, source: DataType, target: DataType) -> Column:
     """``value`` (of type ``source``) with the fields of its structs, at any depth, in ``target``'s order, a null
-    struct staying null: a table whose schema Delta evolved has its added fields last, the batch has them sorted."""
+    struct staying null: a table whose schema Delta evolved has its added fields last, the batch has them sorted.
+    A value whose type is already ``target`` is kept as it is (not rebuilt field by field, arrays of structs
+    element by element)."""
+    if source == target:
+        return value
     if isinstance(source, StructType) and isinstance(target, StructType):
         types = {f.name: f.dataType for f in source.fields}
         fields = [conform(value[f.name], types[f.name], f.dataType).alias(f.name) for f in target.fields]

@@ -278,6 +278,8 @@ def test_conform_reorders_nested_fields_and_keeps_null_structs(spark: Any) -> No
     assert rows[0]["s"].asDict() == {"b": 2, "a": 1} and list(rows[0]["s"]) == [2, 1]
     assert list(rows[0]["l"][0]) == [4, 3]
     assert rows[1]["s"] is None and rows[1]["l"] is None
+    kept = F.col("l")  # already in the target's order: the column itself, not rebuilt
+    assert schemas.conform(kept, frame.schema["l"].dataType, frame.schema["l"].dataType) is kept
 
 
 def test_a_small_batch_runs_without_code_generation_and_gives_the_session_back(spark: Any) -> None:
