@@ -8,15 +8,16 @@ the incremental run and its share of the full run (in the benchmark's warm JVM, 
 ``python -m spark_jobs.materialize`` in a fresh JVM, once with the JIT it chooses for the run's size, see
 :mod:`spark_jobs.jit`, and once with the JVM's default JIT, each on a copy of the output after the full run),
 the floor (Spark's Kafka source reading the same records with no job, casting the values to strings, parsing
-them once), and appends the figures to ``benchmarks/results.md``. The floor is the best of a pass before the job
-and one after it; the job's full and incremental runs are measured the same way, each run a second time in the
-same JVM (the full run into a new output before the new events are written, the incremental run on a copy of the
-output after the first full run), and the ratios are of the best of the two, the first runs' own ratios printed
-beside them.
+them once), and appends the figures to ``benchmarks/results.md``. The job and the floor take turns in one JVM:
+a floor pass, then ``--rounds`` times a full run (the first into the output, the others into new outputs)
+followed by a floor pass, all before the new events are written; then the incremental run ``--rounds`` times (the
+first on the output, the others on copies of it made after the first full run). The ratios are of the best of
+each (the JVM warms up over the first rounds, the job's and the floor's passes alike), the first runs' own
+ratios printed beside them.
 On a shared machine wall time follows the load: the CPU time the Spark JVM spends on the job and on the floor
 (Linux ``/proc``) is reported too, the ratio of the two being the figure that other processes move least.
 
-    python -m benchmarks.spark_materialize [--events 500000]
+    python -m benchmarks.spark_materialize [--events 500000] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -220,6 +221,8 @@ class _Steps(logging.Handler):
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=500_000)
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="turns of the full run and the floor (and runs of the incremental run) in the JVM")
     parser.add_argument("--driver-java-options", default="",
                         help="JVM options of the Spark driver (e.g. -XX:TieredStopAtLevel=1), noted in the report")
     args = parser.parse_args()
@@ -243,21 +246,25 @@ def main() -> int:
         print(f"Spark session (JVM start-up, not counted): {jvm:.1f} s", flush=True)
         options = MaterializeOptions(endpoints.kafka_bootstrap, str(output / "out"), topics=(TOPIC,))
         load_before = os.getloadavg()[0]
-        floor_before = _floor(spark, endpoints.kafka_bootstrap)
-        print(f"floor before the job: {floor_before}", flush=True)
-        cpu = jvm_cpu(spark)
-        full = run(spark, options)
-        full_cpu = jvm_cpu(spark) - cpu
-        full_steps = steps.take()
-        print(f"full run: {full}", flush=True)
-        # the same full run again in this JVM, into a new output: as warm as the floor's pass after the job
-        cpu = jvm_cpu(spark)
-        again = run(spark, MaterializeOptions(endpoints.kafka_bootstrap, str(output / "again"), topics=(TOPIC,)))
-        again_cpu = jvm_cpu(spark) - cpu
-        steps.take()
-        print(f"second full run: {again}", flush=True)
+        floors = [_floor(spark, endpoints.kafka_bootstrap)]
+        print(f"floor before the job: {floors[0]}", flush=True)
+        fulls: list[tuple[Any, float]] = []
+        full_steps: list[str] = []
+        for turn in range(args.rounds):  # the full run and the floor taking turns, all over the same records
+            target = options if turn == 0 else MaterializeOptions(endpoints.kafka_bootstrap,
+                                                                  str(output / f"again-{turn}"), topics=(TOPIC,))
+            cpu = jvm_cpu(spark)
+            summary = run(spark, target)
+            fulls.append((summary, jvm_cpu(spark) - cpu))
+            taken = steps.take()
+            full_steps = taken if turn == 0 else full_steps
+            print(f"full run {turn + 1}: {summary}", flush=True)
+            floors.append(_floor(spark, endpoints.kafka_bootstrap))
+            print(f"floor after it: {floors[-1]}", flush=True)
+        full = fulls[0][0]
         fresh_modes = ("chosen", "default")  # the JIT the job chooses for the run's size, the JVM's default
-        copies = {mode: output / f"fresh-{mode}" for mode in (*fresh_modes, "warm")}
+        copies = {mode: output / f"fresh-{mode}" for mode in fresh_modes}
+        copies.update({f"warm-{turn}": output / f"warm-{turn}" for turn in range(1, args.rounds)})
         for copy in copies.values():
             shutil.copytree(output / "out", copy)
         new_events = args.events // 100
@@ -271,20 +278,27 @@ def main() -> int:
         fresh = {mode: fresh_run(endpoints.kafka_bootstrap, copies[mode], mode == "default")
                  for mode in fresh_modes}
         print(f"fresh JVM incremental runs: {fresh}", flush=True)
-        cpu = jvm_cpu(spark)
-        warm = run(spark, MaterializeOptions(endpoints.kafka_bootstrap, str(copies["warm"]), topics=(TOPIC,)))
-        warm_cpu = jvm_cpu(spark) - cpu
-        steps.take()
-        print(f"second incremental run: {warm}", flush=True)
-        floor_after = _floor(spark, endpoints.kafka_bootstrap)
-        print(f"floor after the job: {floor_after}", flush=True)
-        floor = {name: min(floor_before[name], floor_after[name]) for name in floor_before}
+        warms: list[tuple[Any, float]] = []
+        for turn in range(1, args.rounds):
+            cpu = jvm_cpu(spark)
+            summary = run(spark, MaterializeOptions(endpoints.kafka_bootstrap, str(copies[f"warm-{turn}"]),
+                                                    topics=(TOPIC,)))
+            warms.append((summary, jvm_cpu(spark) - cpu))
+            steps.take()
+            print(f"incremental run {turn + 1}: {summary}", flush=True)
+        floor = {name: min(f[name] for f in floors) for name in floors[0]}
         load_end = os.getloadavg()
         rate = full.events / full.seconds
         share = incremental.seconds / full.seconds
-        # the job's figures as the floor's: the best of its two passes
-        best_full, best_full_cpu = min(full.seconds, again.seconds), min(full_cpu, again_cpu)
-        best_incremental, best_incremental_cpu = min(incremental.seconds, warm.seconds), min(incremental_cpu, warm_cpu)
+        # the job's figures as the floor's: the best of its passes
+        best_full, best_full_cpu = min(f[0].seconds for f in fulls), min(f[1] for f in fulls)
+        incrementals = [(incremental, incremental_cpu), *warms]
+        best_incremental = min(i[0].seconds for i in incrementals)
+        best_incremental_cpu = min(i[1] for i in incrementals)
+        again_text = ", ".join(f"{f[0].seconds:.1f} s (JVM CPU {f[1]:.1f} s)" for f in fulls[1:])
+        warm_text = ", ".join(f"{w[0].seconds:.1f} s (JVM CPU {w[1]:.1f} s)" for w in warms)
+        passes = " / ".join(f"{f['parse']:.1f}" for f in floors)
+        cpu_passes = " / ".join(f"{f['parse_cpu']:.1f}" for f in floors)
         report.append([
             "", f"{report.heading('spark_materialize')}, Spark {spark.version} local[2]"
             + (f", driver JVM options {args.driver_java_options}" if args.driver_java_options else ""), "",
@@ -295,9 +309,9 @@ def main() -> int:
             f"- incremental run over 1 % new events ({incremental.events:,}): {incremental.seconds:.1f} s = "
             f"**{share:.0%}** of the full run, {incremental_jobs} Spark jobs; its steps: "
             f"{'; '.join(incremental_steps)}",
-            f"- the same runs again in this JVM, as warm as the floor's pass after the job: a second full run into a "
-            f"new output {again.seconds:.1f} s (JVM CPU {again_cpu:.1f} s), a second incremental run on a copy of "
-            f"the output after the first full run {warm.seconds:.1f} s (JVM CPU {warm_cpu:.1f} s)",
+            f"- the same runs again in this JVM, each full run followed by a floor pass: the full run into new "
+            f"outputs {again_text}; the incremental run on copies of the output after the first full run "
+            f"{warm_text}",
             "- the same incremental run as the command line runs it, `python -m spark_jobs.materialize` in a new "
             "JVM (on copies of the output after the full run): "
             + "; ".join(f"{'the JIT it chooses' if mode == 'chosen' else 'the JVM default JIT'} "
@@ -308,15 +322,16 @@ def main() -> int:
             f"{floor['read']:.1f} s, reading and casting each value to a string (a sum of lengths) "
             f"{floor['cast']:.1f} s → at most **{full.records / floor['cast']:,.0f} records/s** before any "
             f"JSON is parsed; parsing each value once for its op and after alone {floor['parse']:.1f} s → at most "
-            f"**{full.records / floor['parse']:,.0f} records/s** (each the best of one pass before the job and one "
-            f"after it: parse {floor_before['parse']:.1f} s / {floor_after['parse']:.1f} s)",
-            f"- full run, the best of its two like the floor = **{floor['parse'] / best_full:.0%} of that floor** "
-            f"(goal ≥ 50 %; the first full run alone {floor['parse'] / full.seconds:.0%}); incremental run, the "
-            f"best of its two = **{best_incremental / best_full:.0%} of the full run's best** (goal ≤ 10 %)",
-            f"- CPU time of the Spark JVM (less moved by other processes than wall time), each the best of two: "
+            f"**{full.records / floor['parse']:,.0f} records/s** (each the best of {len(floors)} passes, one before "
+            f"the job and one after each full run: parse {passes} s)",
+            f"- full run, the best of its {len(fulls)} like the floor = **{floor['parse'] / best_full:.0%} of that "
+            f"floor** (goal ≥ 50 %; the first full run alone {floor['parse'] / full.seconds:.0%}); incremental run, "
+            f"the best of its {len(incrementals)} = **{best_incremental / best_full:.0%} of the full run's best** "
+            f"(goal ≤ 10 %)",
+            f"- CPU time of the Spark JVM (less moved by other processes than wall time), each the best of its passes: "
             f"full run {best_full_cpu:.1f} s, incremental run {best_incremental_cpu:.1f} s "
             f"(**{best_incremental_cpu / best_full_cpu:.0%}**), the floor's parse {floor['parse_cpu']:.1f} s (best "
-            f"of {floor_before['parse_cpu']:.1f} / {floor_after['parse_cpu']:.1f} s) → full run = "
+            f"of {cpu_passes} s) → full run = "
             f"**{floor['parse_cpu'] / best_full_cpu:.0%} of the floor in CPU time**",
             f"- 1-minute load average before / at the end (the machine is shared with other helpers' test stacks): "
             f"{load_before:.1f} / {load_end[0]:.1f}",
