@@ -18,7 +18,7 @@ from pyspark.sql.types import StructType
 
 from spark_jobs import schema as schemas
 from spark_jobs import tables
-from spark_jobs.decode import decode, schema_prefix
+from spark_jobs.decode import decode, jvm_functions, schema_prefix
 from spark_jobs.kafka_source import KafkaRange, read_range
 
 log = logging.getLogger(__name__)
@@ -64,9 +64,9 @@ PARQUET_WRITE = {"parquet.dictionary.page.size": "16384"}
 # variants rotating (medians of the last 3 of 4 rounds): 16.6 s against 18.3 s with 2 partitions
 # (benchmarks/results.md 2026-11-30 13:32).
 LARGE_BATCH_SPLITS = 3
-# A large batch of the ``auto`` format first reads the last few records of each topic for their values' schema
-# prefix (:func:`spark_jobs.decode.decode`): one small job, which a batch of at most SMALL_BATCH_RECORDS would not
-# win back
+# A large batch of the ``auto`` format decoded without the JVM payload function (which finds the prefix itself)
+# first reads the last few records of each topic for their values' schema prefix (:func:`spark_jobs.decode.decode`):
+# one small job, which a batch of at most SMALL_BATCH_RECORDS would not win back
 PREFIX_SAMPLE = 4
 
 
@@ -194,7 +194,9 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
     5 of 6 pairs; benchmarks/results.md 2026-11-30 23:00)."""
     started = time.monotonic()
     large = sum(r.end - r.start for r in ranges) > SMALL_BATCH_RECORDS
-    prefixes = schema_prefixes(spark, options, ranges) if fmt == "auto" and large else {}
+    # the JVM payload function passes over the schema member by itself (spark_jobs.decode): no sample read for it
+    sample = fmt == "auto" and large and not jvm_functions(spark)
+    prefixes = schema_prefixes(spark, options, ranges) if sample else {}
     partitions = options.min_partitions
     if partitions is None and large:
         partitions = LARGE_BATCH_SPLITS * spark.sparkContext.defaultParallelism

@@ -92,7 +92,12 @@ def decode(records: DataFrame, fmt: str = "auto", prefixes: Mapping[str, str] | 
 
     In the ``auto`` format the payload of a JsonConverter value is read by :data:`PAYLOAD_FUNCTION` when the
     session has it (:func:`jvm_functions`), ``from_json`` parsing only the values it gives no row for (anything
-    but a plain ``{"schema", "payload"}`` or ``{"payload"}`` envelope, see ``spark_jobs/java``). Spark's
+    but a plain ``{"schema", "payload"}`` or ``{"payload"}`` envelope, see ``spark_jobs/java``). The function is
+    given the whole value and passes over the schema member itself: it keeps the ``{"schema":<S>,`` the last
+    value began with and reads a value beginning with exactly those bytes from the member after them (so
+    ``prefixes`` only serve ``from_json``: without the function). Full runs of 508,090 records alternating in one
+    JVM: 9.24 s against 9.52 s, JVM CPU 15.0 against 15.7 s (medians of the last 6 of 7 rounds; no sample job
+    for the prefix, no copy of each value without it; benchmarks/results.md 2026-11-30 23:29). Spark's
     ``from_json`` builds a JSON parser over an ``InputStreamReader`` for each value, decodes every string into
     Java's UTF-16 and encodes it again into UTF-8 (the ``after`` document of ~1 KB among them); the function reads
     the value's bytes once and copies each string's bytes. Full runs of 508,090 records alternating in one JVM:
@@ -174,7 +179,8 @@ def _envelopes(rows: DataFrame, parse_text: str, fast: bool = False) -> DataFram
     # ``payload`` out by searching the text (instr/substring, character positions) cost three times the parse
     # itself (100,000 records: 10.7 s against 2.7 s); a known prefix is a byte comparison and a byte offset.
     if fast:  # the payload read by the JVM function; from_json only where it gives none (see decode)
-        rows = rows.withColumn("_payload", F.call_function(PAYLOAD_FUNCTION, F.col(parse_text)))
+        # the whole value: the function passes over the schema member itself (a prefix it learns, see spark_jobs/java)
+        rows = rows.withColumn("_payload", F.call_function(PAYLOAD_FUNCTION, F.col("value_text")))
         parsed = rows.withColumn("v", F.when(F.col("_payload").isNull(),
                                              F.from_json(parse_text, VALUE_SCHEMA, _OPTIONS)))
         p = F.coalesce(F.col("_payload"), F.col("v.payload"))

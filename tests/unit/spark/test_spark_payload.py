@@ -127,6 +127,27 @@ def test_the_key_function_gives_from_jsons_id_or_nothing(registered: Any, text: 
         assert row["fast"] is None
 
 
+def test_values_after_the_first_are_read_past_the_schema_prefix_it_had(registered: Any) -> None:
+    prefix = _value(_payload()).split('"payload"')[0]  # {"schema":<S>,
+    other = json.dumps({"schema": {"type": "struct", "fields": []}, "payload": _payload(op="u")},
+                       separators=(",", ":"))
+    values = [(_value(_payload()), True),
+              (_value(_payload(op="u", updateDescription=UPDATE)), True),  # the same prefix: read after it
+              (prefix + '"schema":{},"payload":' + json.dumps(_payload()) + "}", False),  # a second schema member
+              (prefix + '"payload":{"op":"c"}} tail', False),
+              (prefix + "}", False),
+              (other, True),  # another schema: read whole, its prefix kept
+              (prefix + '"payload":null}', False),
+              (_value(_payload(op="d", after=None)), True)]
+    frame = registered.createDataFrame([(n, text) for n, (text, _) in enumerate(values)], "n int, text string")
+    rows = frame.coalesce(1).select(  # one partition: one copy of the function reads the values in order
+        "n", F.call_function(PAYLOAD_FUNCTION, F.col("text")).alias("fast"),
+        F.from_json("text", VALUE_SCHEMA, {"allowNonNumericNumbers": "true", "mode": "PERMISSIVE"})["payload"]
+        .alias("parsed")).orderBy("n").collect()
+    for row, (text, taken) in zip(rows, values, strict=True):
+        assert (row["fast"] == row["parsed"] and row["fast"] is not None) if taken else row["fast"] is None, text
+
+
 def test_invalid_utf8_is_left_to_from_json(registered: Any) -> None:
     for raw in (b'{"payload":{"op":"\xff"}}', b'{"payload":{"op":"\xc0\xaf"}}', b'{"payload":{"op":"\xed\xa0\x80"}}',
                 b'{"payload":{"op":"\xe4\xb8"}}'):

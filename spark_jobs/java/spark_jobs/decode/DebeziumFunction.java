@@ -33,6 +33,7 @@ public final class DebeziumFunction extends Expression implements CodegenFallbac
     private final DataType type;
     private final boolean key;
     private final Seq<Expression> children;
+    private final PayloadScanner.SchemaPrefix prefix = new PayloadScanner.SchemaPrefix();  // each task's copy its own
 
     public DebeziumFunction(Expression child, DataType type, boolean key) {
         this.child = child;
@@ -97,7 +98,7 @@ public final class DebeziumFunction extends Expression implements CodegenFallbac
         if (text == null) {
             return null;
         }
-        return key ? PayloadScanner.scanKey((UTF8String) text) : PayloadScanner.scan((UTF8String) text);
+        return key ? PayloadScanner.scanKey((UTF8String) text) : PayloadScanner.scan((UTF8String) text, prefix);
     }
 
     @Override

@@ -41,6 +41,15 @@ final class JsonBytes {
         return text.getBytes(StandardCharsets.UTF_8);
     }
 
+    /** Goes on reading at byte {@code position}. */
+    void skipTo(int position) {
+        pos = position;
+    }
+
+    int position() {
+        return pos;
+    }
+
     /** Whether only whitespace is left. */
     boolean atEnd() {
         whitespace();

@@ -1,5 +1,8 @@
 package spark_jobs.decode;
 
+import java.io.Serializable;
+import java.util.Arrays;
+
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.unsafe.types.UTF8String;
 
@@ -14,6 +17,10 @@ import org.apache.spark.unsafe.types.UTF8String;
  * caller parses the text with {@code from_json} as before. Members the schema does not name are passed over, as
  * {@code from_json} passes them over. Each string of the row is a copy: the text's bytes may be a buffer Spark
  * reuses for the next row.
+ *
+ * <p>The schema member is the same for every record of a topic and two thirds of each value: a
+ * {@link SchemaPrefix} keeps the {@code {"schema":<S>,} the last value began with, and a value beginning with
+ * exactly those bytes (one comparison) is read from the member after them.
  */
 final class PayloadScanner {
     private static final byte[] SCHEMA = JsonBytes.bytes("schema");
@@ -76,11 +83,36 @@ final class PayloadScanner {
     private PayloadScanner() {
     }
 
-    /** The payload row of {@code text}, or null when it is not one of the plain cases. */
-    static GenericInternalRow scan(UTF8String text) {
-        JsonBytes in = new JsonBytes(text.getBytes());
+    private static final byte[] SCHEMA_START = JsonBytes.bytes("{\"schema\":");
+    private static final int SCHEMA_SEEN = 1;  // the bit of SCHEMA in ENVELOPE_NAMES
+
+    /** The {@code {"schema":<S>,} (compact, {@code <S>} the whole schema) of the last value scanned with it. */
+    static final class SchemaPrefix implements Serializable {
+        private static final long serialVersionUID = 1L;
+
+        private transient volatile byte[] bytes;
+    }
+
+    /**
+     * The payload row of {@code text}, or null when it is not one of the plain cases. A text beginning with
+     * {@code known}'s bytes is read from the member after them; otherwise whole, and its own schema prefix is
+     * kept in {@code known} for the next one.
+     */
+    static GenericInternalRow scan(UTF8String text, SchemaPrefix known) {
+        byte[] bytes = text.getBytes();
+        JsonBytes in = new JsonBytes(bytes);
         try {
-            Object[] envelope = object(in, ENVELOPE_NAMES, ENVELOPE_MEMBERS, true);
+            byte[] prefix = known.bytes;
+            Object[] envelope;
+            if (prefix != null && bytes.length > prefix.length
+                    && Arrays.equals(bytes, 0, prefix.length, prefix, 0, prefix.length)) {
+                in.skipTo(prefix.length);
+                envelope = new Object[ENVELOPE_NAMES.length];
+                members(in, ENVELOPE_NAMES, ENVELOPE_MEMBERS, true, envelope, SCHEMA_SEEN, true);
+            } else {
+                envelope = object(in, ENVELOPE_NAMES, ENVELOPE_MEMBERS, true);
+                known.bytes = schemaPrefix(bytes);
+            }
             if (envelope == null || envelope[1] == null || !in.atEnd()) {
                 return null;
             }
@@ -88,6 +120,23 @@ final class PayloadScanner {
         } catch (JsonBytes.Bail | RuntimeException e) {
             return null;
         }
+    }
+
+    // {"schema":<S>, when bytes begin so (compact: no whitespace before the comma), else null
+    private static byte[] schemaPrefix(byte[] bytes) {
+        int start = SCHEMA_START.length;
+        if (bytes.length <= start || !Arrays.equals(bytes, 0, start, SCHEMA_START, 0, start)) {
+            return null;
+        }
+        JsonBytes in = new JsonBytes(bytes);
+        in.skipTo(start);
+        try {
+            in.skipValue(0);
+        } catch (JsonBytes.Bail e) {
+            return null;
+        }
+        int end = in.position();
+        return end < bytes.length && bytes[end] == ',' ? Arrays.copyOf(bytes, end + 1) : null;
     }
 
     /**
@@ -128,8 +177,14 @@ final class PayloadScanner {
         }
         in.expect('{');
         Object[] values = new Object[names.length];
-        int seen = 0;
-        boolean first = true;
+        members(in, names, members, strict, values, 0, true);
+        return values;
+    }
+
+    // the members of an object up to its '}' into values (seen: the bits of the names already read; first: no
+    // comma before the next member)
+    private static void members(JsonBytes in, byte[][] names, Member[] members, boolean strict, Object[] values,
+                                int seen, boolean first) throws JsonBytes.Bail {
         while (in.nextMember(first)) {
             first = false;
             int field = in.keyIndex(names);
@@ -146,6 +201,5 @@ final class PayloadScanner {
             seen |= 1 << field;
             values[field] = members[field].read(in);
         }
-        return values;
     }
 }
