@@ -273,7 +273,9 @@ class Cell:
         assert not lost, f"{self.name}: {len(lost)} changes never reached Kafka, first {lost[:10]}"
         rebuilt = {doc: body for doc, body in rebuilt.items() if doc not in stale}
         assert rebuilt == wanted, (f"{self.name}: the consumer's collection differs from MongoDB's: "
-                                   f"{_difference(rebuilt, wanted)}")
+                                   f"{_difference(rebuilt, wanted)}; last events read of those documents "
+                                   f"{_histories(self.observer, rebuilt, wanted)}; records read twice by the "
+                                   f"observer {self.observer.seen.rereads}")
         limit = len(expected) + len(self.expected_extra) if bound is None else bound
         assert duplicated <= limit, f"{self.name}: {duplicated} duplicates, more than {limit}"
         return result
@@ -411,6 +413,11 @@ def _difference(rebuilt: dict[int, Any], wanted: dict[int, Any]) -> str:
     extra = sorted(set(rebuilt) - set(wanted))[:5]
     changed = sorted(k for k in set(wanted) & set(rebuilt) if wanted[k] != rebuilt[k])[:5]
     return f"missing {missing}, extra {extra}, different {[(k, rebuilt[k], wanted[k]) for k in changed[:2]]}"
+
+
+def _histories(observer: Observer, rebuilt: dict[int, Any], wanted: dict[int, Any]) -> dict[int, Any]:
+    differing = sorted(k for k in set(rebuilt) | set(wanted) if rebuilt.get(k) != wanted.get(k))[:5]
+    return {k: observer.history(k) for k in differing}
 
 
 def leader_url(worker: Worker) -> str | None:

@@ -152,6 +152,10 @@ class Seen:
     places: list[tuple[int, int]] = field(default_factory=list)  # (partition, offset) of each event in Kafka
     arrived: dict[str, float] = field(default_factory=dict)
     counts: Counter[str] = field(default_factory=Counter)
+    # records the observer's consumer gave again at a (partition, offset) it had already read (after the broker
+    # came back, say): not events of the connector's, so not kept
+    rereads: int = 0
+    read: set[tuple[int, int]] = field(default_factory=set)
 
 
 def change_name(doc_id: int, body: dict[str, Any]) -> str:
@@ -202,6 +206,11 @@ class Observer:
             consumer.close()
 
     def _add(self, record: Any, now: float) -> None:
+        place = (record.partition, record.offset)
+        if place in self.seen.read:
+            self.seen.rereads += 1
+            return
+        self.seen.read.add(place)
         if record.value is None:
             return  # a delete's tombstone
         body = json.loads(record.value)["payload"]
@@ -235,6 +244,13 @@ class Observer:
                 return True
             time.sleep(0.2)
         return self.has(wanted)
+
+    def history(self, doc_id: int, last: int = 4) -> list[tuple[int, int, str]]:
+        """(partition, offset, change name) of the last ``last`` events read of ``doc_id``."""
+        with self.lock:
+            found = [(*place, name) for (doc, name, _), place in zip(self.seen.events, self.seen.places, strict=True)
+                     if doc == doc_id]
+        return found[-last:]
 
     def snapshot_versions(self) -> dict[int, int]:
         """The newest ``v`` a snapshot read (``r``) saw of each document."""
