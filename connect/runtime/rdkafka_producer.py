@@ -161,6 +161,7 @@ class RdKafkaProducer:
         except confluent_kafka.KafkaException as exc:
             raise ConnectError(f"Invalid producer settings: {exc}") from exc
         self._closed = threading.Event()
+        self._shut = False  # closed: send refuses records (a plain attribute: read once per record)
         # one thread at a time serves delivery reports (poll, flush, and the transaction ends, which flush): two
         # would run one partition's callbacks out of send order
         self._serving = threading.Lock()
@@ -235,6 +236,8 @@ class RdKafkaProducer:
         thread; ``on_done(exception)`` on the caller's for a record refused before it was queued. It goes to
         librdkafka with the record, unwrapped: registered before the record can be acknowledged, nothing locked
         or allocated per record."""
+        if self._shut:
+            raise ConnectError(f"The producer {self._client_id} is closed")
         deadline: float | None = None
         while True:
             try:
@@ -342,7 +345,12 @@ class RdKafkaProducer:
             raise RetriableError(f"{left} record(s) still unacknowledged after {timeout} s")
 
     def close(self, timeout: float | None = None) -> None:
-        """Deliver what is queued (bounded), then stop serving acknowledgements; idempotent."""
+        """Deliver what is queued (bounded), then stop serving acknowledgements; idempotent. Records sent
+        afterwards are refused. ``timeout`` 0 (Java's ``close(Duration.ZERO)``): what is queued or in flight fails
+        at once, even while another thread waits in a flush of this producer."""
+        self._shut = True
+        if timeout == 0:
+            self._producer.purge()  # thread-safe in librdkafka; the records fail in their delivery reports
         if self._closed.is_set():
             return
         self._closed.set()  # the acks thread ends after its current poll (at most 10 ms): the flush is served here
