@@ -42,6 +42,7 @@ from typing import Any
 from delta.tables import DeltaTable
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql.types import StructType
 
 from spark_jobs import schema as schemas
 from spark_jobs import tables
@@ -58,7 +59,17 @@ from spark_jobs.batch import (
     table_schema,
 )
 from spark_jobs.delta_batches import DeltaOutput, Done, Plan
-from spark_jobs.delta_replace import NO_POSITION, Position, last_write_metric, newest, replace_keys
+from spark_jobs.delta_replace import (
+    NO_POSITION,
+    Decision,
+    Position,
+    abandon,
+    begin,
+    decide,
+    last_write_metric,
+    newest,
+    replace_keys,
+)
 from spark_jobs.kafka_source import SparkJobError, offset_ranges
 
 __all__ = ["DeltaOutput", "run"]
@@ -331,58 +342,96 @@ def _merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: st
     (JSON), how many rows the table gained (None when not known: the table was rewritten, or a ``recovering``
     batch found its commit there) and the table's new bound."""
     documents = prepared.where(F.col("op") != "d")
-    step = time.monotonic()
-    merged, _ = table_schema(spark, documents, prepared, stored, plan.fmt)
-    log.info("batch %s: table %s: latest events and parse schema in %.1f s", plan.batch, topic,
-             time.monotonic() - step)
     path = output.table(topic)
-    if not DeltaTable.isDeltaTable(spark, path):
-        tables.materialized(documents, merged).write.format("delta").mode("append") \
-            .option(_STATS_COLUMNS, TABLE_STATS).save(path)
-        return merged.json(), ("new", _rows_written(spark, path, documents, batch_marker(plan))), top
-    if recovering and committed(spark, path, plan):
-        log.info("batch %s: table %s already has it", plan.batch, topic)
-        return merged.json(), None, None
-    source = tables.materialized(prepared, merged)
-    current = spark.read.format("delta").load(path)
-    if bound is None or recovering:  # not known (an older output), or the table may hold more than the marker says
-        bound = _stored_newest(current)
-    if schemas.only_additions(current.schema, source.schema):
+    exists = DeltaTable.isDeltaTable(spark, path)
+    small = sum(r.end - r.start for r in plan.ranges) <= SMALL_BATCH_RECORDS  # its keys are few enough to list
+    decision: Decision | None = None
+    started: Any | None = None
+    if exists and small and not recovering:
+        # which changes apply needs only the batch's keys and positions: the stored rows of those keys are
+        # deleted (deletion vectors) while the parse schema is inferred and the new rows are built
+        current = spark.read.format("delta").load(path)
+        bound = bound if bound is not None else _stored_newest(current)
+        decision = decide(_deciding(prepared), current, bound)
+        started = begin(spark, path, decision)
+    try:
+        step = time.monotonic()
+        merged, _ = table_schema(spark, documents, prepared, stored, plan.fmt)
+        log.info("batch %s: table %s: latest events and parse schema in %.1f s", plan.batch, topic,
+                 time.monotonic() - step)
+        if not exists:
+            tables.materialized(documents, merged).write.format("delta").mode("append") \
+                .option(_STATS_COLUMNS, TABLE_STATS).save(path)
+            return merged.json(), ("new", _rows_written(spark, path, documents, batch_marker(plan))), top
+        if recovering and committed(spark, path, plan):
+            log.info("batch %s: table %s already has it", plan.batch, topic)
+            return merged.json(), None, None
+        source = tables.materialized(prepared, merged)
+        current = spark.read.format("delta").load(path)
+        if decision is None and (bound is None or recovering):  # not known (an older output), or the table may
+            # hold more than the marker says
+            bound = _stored_newest(current)
+        if not schemas.only_additions(current.schema, source.schema):
+            return merged.json(), None, _rewrite(spark, path, topic, current, prepared, documents, merged, bound,
+                                                 top)
         if not schemas.only_additions(source.schema, current.schema):
+            abandon(started)  # the new columns' commit comes first: the change is then a replaceWhere write
+            started = None
             _add_columns(spark, path, source)
             current = spark.read.format("delta").load(path)
         # same types in the same order: no cast in the MERGE (Delta's evolution cast makes null structs
         # structs of nulls)
         conformed = source.select(*(schemas.conform(F.col(f"`{f.name}`"), source.schema[f.name].dataType,
                                                     f.dataType).alias(f.name) for f in current.schema.fields))
-        if sum(r.end - r.start for r in plan.ranges) <= SMALL_BATCH_RECORDS:  # its keys are few enough to list
-            gained = replace_keys(spark, path, current, conformed, bound, batch_marker(plan))
+        if small:
+            decision = decision if decision is not None else decide(conformed, current, bound)
+            gained = replace_keys(spark, path, decision, conformed, batch_marker(plan), started)
+            started = None
             return merged.json(), (("merge", gained) if gained is not None else None), _later(bound, top)
-        # persisted: the MERGE's jobs (finding the touched files, writing, deletion vectors) read the typed rows
-        # from the first one's cache instead of computing their parse again
-        conformed = conformed.persist(CACHE)
-        # a change older (by source position) than the stored row leaves it as it is: a later run reading a
-        # partition that lagged never undoes a newer state
-        newer = tables.applies(F.col("s._source_ts"), F.col("s._source_ord"), F.col("t._source_ts"),
-                               F.col("t._source_ord"))
-        on = F.col("t._key") == F.col("s._key")
-        try:
-            with session_conf(spark, dict([_MATERIALIZE_SOURCE])):
-                metrics = (DeltaTable.forPath(spark, path).alias("t").merge(conformed.alias("s"), on)
-                           .whenMatchedDelete((F.col("s._op") == "d") & newer).whenMatchedUpdateAll(newer)
-                           .whenNotMatchedInsertAll("s._op <> 'd'").execute()).first()
-        finally:
-            conformed.unpersist()
-        bound = _later(bound, top)
-        if metrics is None:
-            return merged.json(), None, bound
-        return merged.json(), ("merge", int(metrics["num_inserted_rows"]) - int(metrics["num_deleted_rows"])), bound
-    else:  # a column's type widened: every kept row is typed again from its Extended JSON
-        log.info("table %s: column types widened, rewriting it", topic)
-        kept = tables.materialized(tables.as_documents(current), merged)
-        table = tables.merge_tables(kept, prepared, tables.materialized(documents, merged))
-        table.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(path)
-    return merged.json(), None, _later(bound, top)
+        return merged.json(), _merge(spark, path, conformed), _later(bound, top)
+    finally:
+        abandon(started)
+
+
+def _deciding(prepared: DataFrame) -> DataFrame:
+    """The key, op and source position of each of the batch's deciding rows (:func:`tables.merge_documents`'
+    shape) under the latest-state table's names."""
+    return prepared.select(F.col("key").alias("_key"), F.col("op").alias("_op"),
+                           F.timestamp_millis("source_ts_ms").alias("_source_ts"),
+                           F.col("source_ord").alias("_source_ord"))
+
+
+def _merge(spark: SparkSession, path: str, conformed: DataFrame) -> Change:
+    """A large batch's ``MERGE INTO`` the table at ``path``; how many rows the table gained (None: not known)."""
+    # persisted: the MERGE's jobs (finding the touched files, writing, deletion vectors) read the typed rows
+    # from the first one's cache instead of computing their parse again
+    conformed = conformed.persist(CACHE)
+    # a change older (by source position) than the stored row leaves it as it is: a later run reading a
+    # partition that lagged never undoes a newer state
+    newer = tables.applies(F.col("s._source_ts"), F.col("s._source_ord"), F.col("t._source_ts"),
+                           F.col("t._source_ord"))
+    on = F.col("t._key") == F.col("s._key")
+    try:
+        with session_conf(spark, dict([_MATERIALIZE_SOURCE])):
+            metrics = (DeltaTable.forPath(spark, path).alias("t").merge(conformed.alias("s"), on)
+                       .whenMatchedDelete((F.col("s._op") == "d") & newer).whenMatchedUpdateAll(newer)
+                       .whenNotMatchedInsertAll("s._op <> 'd'").execute()).first()
+    finally:
+        conformed.unpersist()
+    if metrics is None:
+        return None
+    return "merge", int(metrics["num_inserted_rows"]) - int(metrics["num_deleted_rows"])
+
+
+def _rewrite(spark: SparkSession, path: str, topic: str, current: DataFrame, prepared: DataFrame,
+             documents: DataFrame, merged: StructType, bound: Position | None, top: Position) -> Position | None:
+    """A column's type widened: the table rewritten with the wider types, every kept row typed again from its
+    Extended JSON; returns the table's new bound."""
+    log.info("table %s: column types widened, rewriting it", topic)
+    kept = tables.materialized(tables.as_documents(current), merged)
+    table = tables.merge_tables(kept, prepared, tables.materialized(documents, merged))
+    table.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(path)
+    return _later(bound, top)
 
 
 def _stored_newest(table: DataFrame) -> Position | None:

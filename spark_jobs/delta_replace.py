@@ -1,10 +1,14 @@
-"""A small batch's latest-state change in one Delta commit without a MERGE (see :func:`replace_keys`)."""
+"""A small batch's latest-state change in one Delta commit without a MERGE (see :func:`decide`, :func:`begin` and
+:func:`replace_keys`)."""
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -13,8 +17,10 @@ from spark_jobs import tables
 from spark_jobs.batch import session_conf
 from spark_jobs.hadoop_fs import HadoopFolder
 
-__all__ = ["NO_POSITION", "Position", "deleted_rows", "last_write_metric", "newest", "replace_keys", "sql_string",
-           "supersedes"]
+__all__ = ["NO_POSITION", "Decision", "Position", "abandon", "begin", "decide", "deleted_rows", "last_write_metric",
+           "newest", "replace_keys", "sql_string", "supersedes"]
+
+log = logging.getLogger(__name__)
 
 # A source position: ``ts_ms`` and the ``ord`` of the newest change at that millisecond that has one (None: none)
 Position = tuple[int, int | None]
@@ -52,49 +58,99 @@ def supersedes(ts: int | None, order: int | None, bound: Position) -> bool:
                                                               or order >= bound[1]))
 
 
-def replace_keys(spark: SparkSession, path: str, current: DataFrame, source: DataFrame, bound: Position | None,
-                 marker: str) -> int | None:
-    """Apply ``source`` (one row per key the batch decided, in the table's columns, ``_op = 'd'`` for deletes and
-    tombstones) to the Delta table at ``path`` (``current``, read with the same schema) as the MERGE did, in one
-    commit (its ``userMetadata`` ``marker``). ``bound``: a source position at or above every stored row's (None:
-    not known). Returns how many rows the table gained (negative: lost; None: not known).
+@dataclass(frozen=True)
+class Decision:
+    """Which of a batch's changes apply to a latest-state table (see :func:`decide`)."""
 
-    The batch's keys, ops and positions are collected first (one job over its cached rows). When every change is
-    newer than ``bound`` (:func:`supersedes`; the common case: a run reads what the connector wrote after the last
-    run), every change applies; otherwise the keys whose change applies are decided from the stored rows' ``_key``
-    and source position (a columnar read of three columns joined to the batch's broadcast positions, collected on
-    the driver): a key without a stored row, or whose stored row is not newer (:func:`tables.applies`). Then one
-    ``replaceWhere`` write of the applying non-delete rows with the predicate ``_key IN (<applying keys>)``: Delta
-    deletes the stored rows of those keys (with deletion vectors, reading only ``_key``) and adds the new rows in
-    the same commit, whose ``numDeletedRows`` metric tells how many stored rows were replaced when the stored
-    rows were not read. The MERGE this replaces read every column of every file holding a batch key to write its
-    matches (both files of the benchmark's table) and took 12 Spark jobs."""
-    positions = source.select("_key", "_op", F.unix_millis("_source_ts").alias("_ts"), "_source_ord")
-    batch = positions.collect()
+    ops: dict[str, str]  # every key the batch decided, and its op ('d': delete or tombstone)
+    chosen: tuple[str, ...]  # the keys whose change applies
+    replaced: int | None  # how many stored rows those replace (None: the stored rows were not read)
+
+    @property
+    def predicate(self) -> str:
+        """The SQL predicate of the chosen keys' rows: ``_key IN (...)``."""
+        return "_key IN (" + ",".join(sql_string(key) for key in self.chosen) + ")"
+
+    @property
+    def written(self) -> int:
+        """How many rows the change writes (the chosen keys' that are not deletes)."""
+        return sum(1 for key in self.chosen if self.ops[key] != "d")
+
+
+def decide(deciding: DataFrame, current: DataFrame, bound: Position | None) -> Decision:
+    """Which changes of ``deciding`` (one row per key the batch decided: ``_key``, ``_op``, ``_source_ts``,
+    ``_source_ord``) apply to the Delta table ``current``; ``bound``: a source position at or above every stored
+    row's (None: not known).
+
+    The batch's keys, ops and positions are collected (one job over its cached rows). When every change is newer
+    than ``bound`` (:func:`supersedes`; the common case: a run reads what the connector wrote after the last run),
+    every change applies; otherwise the keys whose change applies are decided from the stored rows' ``_key`` and
+    source position (a columnar read of three columns joined to the batch's broadcast positions, collected on the
+    driver): a key without a stored row, or whose stored row is not newer (:func:`tables.applies`)."""
+    batch = deciding.select("_key", "_op", F.unix_millis("_source_ts").alias("_ts"), "_source_ord").collect()
     ops = {row[0]: row[1] for row in batch}
-    replaced: int | None
     if bound is not None and all(supersedes(row[2], row[3], bound) for row in batch):
-        chosen, replaced = list(ops), None
-    else:
-        stored = current.select("_key", F.col("_source_ts").alias("_t_ts"), F.col("_source_ord").alias("_t_ord"))
-        matched = stored.join(F.broadcast(source.select("_key", "_source_ts", "_source_ord")), "_key").select(
-            "_key", tables.applies(F.col("_source_ts"), F.col("_source_ord"), F.col("_t_ts"), F.col("_t_ord")))
-        applies = {row[0]: bool(row[1]) for row in matched.collect()}
-        chosen = [key for key in ops if applies.get(key, True)]
-        replaced = sum(1 for key in chosen if key in applies)
-    if not chosen:
+        return Decision(ops, tuple(ops), None)
+    stored = current.select("_key", F.col("_source_ts").alias("_t_ts"), F.col("_source_ord").alias("_t_ord"))
+    matched = stored.join(F.broadcast(deciding.select("_key", "_source_ts", "_source_ord")), "_key").select(
+        "_key", tables.applies(F.col("_source_ts"), F.col("_source_ord"), F.col("_t_ts"), F.col("_t_ord")))
+    applies = {row[0]: bool(row[1]) for row in matched.collect()}
+    chosen = tuple(key for key in ops if applies.get(key, True))
+    return Decision(ops, chosen, sum(1 for key in chosen if key in applies))
+
+
+def begin(spark: SparkSession, path: str, decision: Decision) -> Any | None:
+    """Start deleting the stored rows of ``decision``'s keys from the Delta table at ``path``, on a JVM thread of
+    its own (``spark_jobs/java``'s ``KeyReplacement``), while the caller builds the new rows; :func:`replace_keys`
+    commits both. None when there is nothing to replace, or the session's class path lacks that class (the
+    change is then one ``replaceWhere`` write)."""
+    if not decision.chosen:
+        return None
+    jvm = spark._jvm
+    try:
+        return jvm.spark_jobs.delta.KeyReplacement.start(  # type: ignore[union-attr]
+            spark._jsparkSession, path, decision.predicate)
+    except Exception as exc:  # noqa: BLE001 - py4j: the class is not there (a JavaPackage, not callable) or fails
+        log.info("latest-state table %s changed by one replaceWhere write: %s", path,
+                 str(exc).splitlines()[0] if str(exc) else exc)
+        return None
+
+
+def abandon(started: Any | None) -> None:
+    """Commit nothing of a replacement :func:`begin` started (waits for its delete to end)."""
+    if started is not None:
+        started.abandon()
+
+
+def replace_keys(spark: SparkSession, path: str, decision: Decision, source: DataFrame, marker: str,
+                 started: Any | None = None) -> int | None:
+    """Apply ``source`` (one row per key the batch decided, in the table's columns, ``_op = 'd'`` for deletes and
+    tombstones) to the Delta table at ``path`` as the MERGE did, in one commit (its ``userMetadata`` ``marker``):
+    the stored rows of ``decision``'s chosen keys deleted (with deletion vectors, reading only ``_key``) and the
+    chosen keys' non-delete rows added. Returns how many rows the table gained (negative: lost; None: not known).
+
+    ``started``: the replacement :func:`begin` started for ``decision``, whose delete ran while ``source`` was
+    built: its commit is made here. Without it, one ``replaceWhere`` write with the predicate ``_key IN (<chosen
+    keys>)`` does both halves, one after the other, and its ``numDeletedRows`` metric tells how many stored rows
+    were replaced when ``decision`` does not. The MERGE this replaces read every column of every file holding a
+    batch key to write its matches (both files of the benchmark's table) and took 12 Spark jobs."""
+    if not decision.chosen:
         return 0
-    written = sum(1 for key in chosen if ops[key] != "d")
-    predicate = "_key IN (" + ",".join(sql_string(key) for key in chosen) + ")"
+    predicate = decision.predicate
     new_rows = source.where(F.col("_op") != "d")
-    if len(chosen) < len(ops):  # the same list selects the rows to write (a DataFrame of the keys made from Python
-        # rows needs a Python worker to turn them into the JVM's rows: starting one took ~1 s)
+    if len(decision.chosen) < len(decision.ops):  # the same list selects the rows to write (a DataFrame of the
+        # keys made from Python rows needs a Python worker to turn them into the JVM's rows: starting one took ~1 s)
         new_rows = new_rows.where(F.expr(predicate))
-    with session_conf(spark, _NO_CONSTRAINT_CHECK):
-        new_rows.write.format("delta").mode("overwrite").option("replaceWhere", predicate).save(path)
-    if replaced is None:
-        replaced = deleted_rows(spark, path, marker)
-    return written - replaced if replaced is not None else None
+    replaced = decision.replaced
+    if started is not None:
+        removed, _ = started.finish(new_rows._jdf, f"_key IN (<{len(decision.chosen)} keys>)", marker)
+        replaced = replaced if replaced is not None else int(removed)
+    else:
+        with session_conf(spark, _NO_CONSTRAINT_CHECK):
+            new_rows.write.format("delta").mode("overwrite").option("replaceWhere", predicate).save(path)
+        if replaced is None:
+            replaced = deleted_rows(spark, path, marker)
+    return decision.written - replaced if replaced is not None else None
 
 
 def deleted_rows(spark: SparkSession, path: str, marker: str) -> int | None:

@@ -62,7 +62,8 @@ def kafka_jars() -> list[str]:
 
 def job_jars() -> list[str]:
     """:func:`kafka_jars` and the jar of spark_jobs' JVM functions: what a job's session is given."""
-    return [*kafka_jars(), functions_jar(spark_version())]
+    jars = kafka_jars()
+    return [*jars, functions_jar(spark_version(), [jar for jar in jars if Path(jar).name.startswith("delta-")])]
 
 
 def hadoop_version() -> str:

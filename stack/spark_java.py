@@ -1,6 +1,7 @@
 """The jar of spark_jobs' own JVM functions (``spark_jobs/java``), compiled once with the JDK's ``javac`` against
-the installed pyspark's jars into the git-ignored cache, named by a hash of the sources and the Spark version (a
-changed source or another Spark gives another jar). A job finds the functions when the jar is on its class path
+the installed pyspark's jars (and the libraries given, Delta Lake's) into the git-ignored cache, named by a hash of
+the sources, the Spark version and the libraries' names (a changed source, another Spark or Delta gives another
+jar). A job finds the functions when the jar is on its class path
 (``python -m stack.spark`` lists it with the Kafka source jars); without it the job decodes as before
 (:mod:`spark_jobs.decode`)."""
 
@@ -14,6 +15,7 @@ import shutil
 import subprocess
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 from stack.procs import CACHE_DIR, REPO_ROOT, StackError
@@ -41,10 +43,13 @@ def _javac() -> str:
     return found
 
 
-def functions_jar(spark_version: str) -> str:
-    """The path of the compiled jar of ``spark_jobs/java`` for ``spark_version``, built on first use."""
+def functions_jar(spark_version: str, libraries: Sequence[str] = ()) -> str:
+    """The path of the compiled jar of ``spark_jobs/java`` for ``spark_version``, built on first use against
+    pyspark's jars and ``libraries`` (jar paths)."""
     sources = sorted(SOURCES.rglob("*.java"))
     digest = hashlib.sha256(spark_version.encode())
+    for library in sorted(Path(jar).name for jar in libraries):
+        digest.update(library.encode() + b"\0")
     for source in sources:
         digest.update(str(source.relative_to(SOURCES)).encode() + b"\0" + source.read_bytes() + b"\0")
     target = CACHE_DIR / "spark-jobs-java" / f"spark-jobs-functions-{digest.hexdigest()[:16]}.jar"
@@ -58,7 +63,8 @@ def functions_jar(spark_version: str) -> str:
         classes = Path(tempfile.mkdtemp(prefix=".classes-", dir=target.parent))
         try:
             cmd = [_javac(), "--release", JAVA_RELEASE, "-nowarn", "-encoding", "UTF-8",
-                   "-cp", str(_pyspark_jars() / "*"), "-d", str(classes), *map(str, sources)]
+                   "-cp", os.pathsep.join([str(_pyspark_jars() / "*"), *libraries]), "-d", str(classes),
+                   *map(str, sources)]
             try:
                 result = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                                         timeout=JAVAC_TIMEOUT, check=False)

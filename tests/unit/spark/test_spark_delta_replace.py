@@ -1,5 +1,6 @@
-"""A small batch's change of a Delta latest-state table in one replaceWhere commit (spark_jobs.delta_replace): the
-MERGE's outcome, keys that need quoting included; the stored rows read only when a change may be older than them."""
+"""A small batch's change of a Delta latest-state table in one commit (spark_jobs.delta_replace), its delete run
+on a JVM thread of its own while the new rows are built (``concurrent``) or as one replaceWhere write: the MERGE's
+outcome, keys that need quoting included; the stored rows read only when a change may be older than them."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from delta.tables import DeltaTable
 from pyspark.sql import functions as F
 
 from spark_jobs.batch import session_conf
 from spark_jobs.delta_batches import Done
-from spark_jobs.delta_replace import NO_POSITION, newest, replace_keys, sql_string, supersedes
+from spark_jobs.delta_replace import NO_POSITION, abandon, begin, decide, newest, replace_keys, sql_string, supersedes
 
 SCHEMA = "_key string, _op string, _source_ts timestamp, _source_ord long, v long"
 T0 = dt.datetime(2026, 11, 29, 12, 0, 0, tzinfo=dt.UTC)
@@ -28,9 +30,22 @@ def _ms(seconds: int) -> int:
     return int(_at(seconds).timestamp() * 1000)
 
 
-def _replace(spark: Any, path: Path, current: Any, batch: list[Any], bound: Any = None) -> int | None:
-    with session_conf(spark, {"spark.databricks.delta.commitInfo.userMetadata": MARKER}):
-        return replace_keys(spark, str(path), current, spark.createDataFrame(batch, SCHEMA), bound, MARKER)
+@pytest.fixture(params=[True, False], ids=["concurrent", "replaceWhere"])
+def concurrent(request: Any) -> bool:
+    return bool(request.param)
+
+
+def _replace(spark: Any, path: Path, current: Any, batch: list[Any], concurrent: bool, bound: Any = None) -> int | None:
+    rows = spark.createDataFrame(batch, SCHEMA)
+    decision = decide(rows, current, bound)
+    started = begin(spark, str(path), decision) if concurrent else None
+    assert (started is not None) == (concurrent and bool(decision.chosen))  # the functions jar is on the class path
+    try:
+        with session_conf(spark, {"spark.databricks.delta.commitInfo.userMetadata": MARKER}):
+            return replace_keys(spark, str(path), decision, rows, MARKER, started)
+    except BaseException:
+        abandon(started)
+        raise
 
 
 def _table(spark: Any, path: Path) -> dict[str, tuple[str, int | None]]:
@@ -50,7 +65,8 @@ def test_sql_string_quotes_and_backslashes(spark: Any) -> None:
         assert spark.sql(f"SELECT {sql_string(text)} AS s").first()["s"] == text
 
 
-def test_newer_changes_replace_and_delete_older_ones_stay_in_one_commit(spark: Any, tmp_path: Path) -> None:
+def test_newer_changes_replace_and_delete_older_ones_stay_in_one_commit(spark: Any, tmp_path: Path,
+                                                                         concurrent: bool) -> None:
     path = tmp_path / "t"
     current = _stored(spark, path)
     batch = [("a'1", "u", _at(20), 1, 10),     # newer: replaces
@@ -59,21 +75,24 @@ def test_newer_changes_replace_and_delete_older_ones_stay_in_one_commit(spark: A
              ("gone", "d", _at(20), 1, None),  # delete of a key never stored: nothing
              ("new", "c", _at(20), 1, 60),     # insert
              ("same", "u", _at(20), 5, 50)]    # same position: the later run's change applies
-    assert _replace(spark, path, current, batch) == 0  # one inserted, one deleted
+    assert _replace(spark, path, current, batch, concurrent) == 0  # one inserted, one deleted
     assert _table(spark, path) == {"a'1": ("u", 10), "b\\2": ("c", 2), 'd"\u00e9': ("c", 4), "new": ("c", 60),
                                    "same": ("u", 50)}
     history = DeltaTable.forPath(spark, str(path)).history().collect()
-    assert len(history) == 2 and history[0]["operation"] == "WRITE"
+    assert len(history) == 2 and history[0]["operation"] == "WRITE" and history[0]["userMetadata"] == MARKER
+    if concurrent:  # its metrics: rows written ("a'1", "new", "same"), stored rows deleted ("a'1", "c", "same")
+        assert (history[0]["operationMetrics"]["numOutputRows"], history[0]["operationMetrics"]["numDeletedRows"]) \
+            == ("3", "3")
     commit = (path / "_delta_log" / f"{history[0]['version']:020d}.json").read_text().splitlines()
     kept = [json.loads(line)["add"] for line in commit if '"add"' in line and "deletionVector" in line]
     assert kept and all(add["deletionVector"] for add in kept)  # the old file marked, not rewritten
 
 
-def test_a_batch_that_changes_nothing_commits_nothing(spark: Any, tmp_path: Path) -> None:
+def test_a_batch_that_changes_nothing_commits_nothing(spark: Any, tmp_path: Path, concurrent: bool) -> None:
     path = tmp_path / "t"
     current = _stored(spark, path)
     batch = [("b\\2", "d", _at(40), 1, None)]  # older than the stored row
-    assert _replace(spark, path, current, batch) == 0
+    assert _replace(spark, path, current, batch, concurrent) == 0
     assert len(DeltaTable.forPath(spark, str(path)).history().collect()) == 1
     assert _table(spark, path)["b\\2"] == ("c", 2)
 
@@ -89,7 +108,8 @@ def test_newest_and_supersedes_order_positions_as_applies_does() -> None:
     assert supersedes(-5, None, NO_POSITION)
 
 
-def test_changes_newer_than_the_bound_apply_without_reading_the_stored_rows(spark: Any, tmp_path: Path) -> None:
+def test_changes_newer_than_the_bound_apply_without_reading_the_stored_rows(spark: Any, tmp_path: Path,
+                                                                            concurrent: bool) -> None:
     path = tmp_path / "t"
     current = _stored(spark, path)
     batch = [("a'1", "u", _at(60), 1, 10),     # replaces a stored row
@@ -99,17 +119,17 @@ def test_changes_newer_than_the_bound_apply_without_reading_the_stored_rows(spar
              ("new2", "c", None, None, 70)]    # no position: applies
     before = spark.read.format("delta").load(str(path)).count()
     unread = current.withColumn("_key", F.expr("cast(raise_error('the stored rows were read') as string)"))
-    gained = _replace(spark, path, unread, batch, bound=(_ms(50), 1))
-    assert gained == 1 == spark.read.format("delta").load(str(path)).count() - before  # from the commit's metrics
+    gained = _replace(spark, path, unread, batch, concurrent, bound=(_ms(50), 1))
+    assert gained == 1 == spark.read.format("delta").load(str(path)).count() - before  # from the delete's metrics
     assert _table(spark, path) == {"a'1": ("u", 10), "b\\2": ("c", 2), 'd"\u00e9': ("c", 4), "new": ("c", 60),
                                    "new2": ("c", 70), "same": ("c", 5)}
 
 
-def test_a_change_the_bound_does_not_cover_reads_the_stored_rows(spark: Any, tmp_path: Path) -> None:
+def test_a_change_the_bound_does_not_cover_reads_the_stored_rows(spark: Any, tmp_path: Path, concurrent: bool) -> None:
     path = tmp_path / "t"
     current = _stored(spark, path)
     batch = [("a'1", "u", _at(60), 1, 10), ("b\\2", "u", _at(40), 9, 20)]  # the second is older than its row
-    assert _replace(spark, path, current, batch, bound=(_ms(50), 1)) == 0
+    assert _replace(spark, path, current, batch, concurrent, bound=(_ms(50), 1)) == 0
     assert _table(spark, path)["b\\2"] == ("c", 2) and _table(spark, path)["a'1"] == ("u", 10)
 
 
