@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -123,6 +123,9 @@ class Batch:
     # tables.latest_events; none: no such row has one), found with the counts: at or above the position of every
     # row the batch leaves in a latest-state table
     newest: dict[str, tuple[int, int | None]] = field(default_factory=dict)
+    # the topics of a small batch given their tables' bounds (see :func:`read_batch`) none of whose deciding rows
+    # is older than that bound: every change the batch makes to their tables applies
+    newer: frozenset[str] = frozenset()
 
     @property
     def events(self) -> int:
@@ -174,8 +177,14 @@ def session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None
                 spark.conf.set(key, old)
 
 
-def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequence[KafkaRange], fmt: str) -> Batch:
+def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequence[KafkaRange], fmt: str,
+               bounds: Mapping[str, tuple[int, int | None]] | None = None) -> Batch:
     """Read and decode the records of ``ranges``; the change rows are kept for the batch's writes.
+
+    ``bounds``: per topic, a source position at or above every row of its latest-state table. For a small batch
+    the counts job also counts, per topic with a bound, the rows deciding a key that are older than the bound
+    (:func:`tables.applies`): with none, every change the batch makes to that table applies (:attr:`Batch.newer`),
+    known before the latest events are found.
 
     A large batch on a local master keeps them as a local checkpoint: each row copied once as Spark's binary row,
     where the cache converts the rows into columnar batches and back at every read. Full runs of 1,026,344
@@ -211,17 +220,25 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
             changes = reversed_partitions(changes)
         read = [r.topic for r in ranges if r.end > r.start]
         topics = tuple(sorted(set(read)))
-        positioned = F.col("reason").isNull() & tables.decides() & F.col("source_ts_ms").isNotNull()
+        deciding = F.col("reason").isNull() & tables.decides()
+        positioned = deciding & F.col("source_ts_ms").isNotNull()
+        bounded = [] if large else [(i, topic, bounds[topic]) for i, topic in enumerate(topics)
+                                    if bounds and topic in bounds]
         counts = changes.agg(
             F.count(F.lit(1)).alias("records"), F.count_if(F.col("reason").isNotNull()).alias("rejects"),
             F.count_if(F.col("reason").isNull() & F.col("tombstone")).alias("tombstones"),
             *(F.max(F.when(positioned & (F.col("topic") == topic), F.struct("source_ts_ms", "source_ord")))
-              .alias(f"newest{i}") for i, topic in enumerate(topics))).first()
+              .alias(f"newest{i}") for i, topic in enumerate(topics)),
+            *(F.count_if(deciding & (F.col("topic") == topic) & ~tables.applies(
+                F.col("source_ts_ms"), F.col("source_ord"), F.lit(bound[0]), F.lit(bound[1]).cast("bigint")))
+              .alias(f"older{i}") for i, topic, bound in bounded)).first()
     assert counts is not None
-    newest = {topic: (int(top[0]), None if top[1] is None else int(top[1]))
-              for topic, top in zip(topics, counts[3:], strict=True) if top is not None}
+    newest = {topic: (int(counts[f"newest{i}"][0]),
+                      None if counts[f"newest{i}"][1] is None else int(counts[f"newest{i}"][1]))
+              for i, topic in enumerate(topics) if counts[f"newest{i}"] is not None}
+    newer = frozenset(topic for i, topic, _ in bounded if counts[f"older{i}"] == 0)
     return Batch(changes, counts["records"], counts["rejects"], counts["tombstones"], topics, started,
-                 len(read) == len(topics), blocks, newest)
+                 len(read) == len(topics), blocks, newest, newer)
 
 
 def reversed_partitions(checkpointed: DataFrame) -> DataFrame:

@@ -62,19 +62,21 @@ def supersedes(ts: int | None, order: int | None, bound: Position) -> bool:
 class Decision:
     """Which of a batch's changes apply to a latest-state table (see :func:`decide`)."""
 
-    ops: dict[str, str]  # every key the batch decided, and its op ('d': delete or tombstone)
-    chosen: tuple[str, ...]  # the keys whose change applies
-    replaced: int | None  # how many stored rows those replace (None: the stored rows were not read)
+    chosen: tuple[str, ...] | None  # the keys whose change applies (None: every key, not listed)
+    every: bool  # those are all the keys the batch decided: none of its rows is left out
+    written: int | None  # how many of them are not deletes (None: not counted)
+    replaced: int | None  # how many stored rows they replace (None: the stored rows were not read)
+
+    @classmethod
+    def every_key(cls) -> Decision:
+        """Every change applies (none of the batch's rows is older than the table's bound); the keys not listed."""
+        return cls(None, True, None, None)
 
     @property
     def predicate(self) -> str:
         """The SQL predicate of the chosen keys' rows: ``_key IN (...)``."""
+        assert self.chosen is not None, "the keys of every_key() are not listed"
         return "_key IN (" + ",".join(sql_string(key) for key in self.chosen) + ")"
-
-    @property
-    def written(self) -> int:
-        """How many rows the change writes (the chosen keys' that are not deletes)."""
-        return sum(1 for key in self.chosen if self.ops[key] != "d")
 
 
 def decide(deciding: DataFrame, current: DataFrame, bound: Position | None) -> Decision:
@@ -90,24 +92,30 @@ def decide(deciding: DataFrame, current: DataFrame, bound: Position | None) -> D
     batch = deciding.select("_key", "_op", F.unix_millis("_source_ts").alias("_ts"), "_source_ord").collect()
     ops = {row[0]: row[1] for row in batch}
     if bound is not None and all(supersedes(row[2], row[3], bound) for row in batch):
-        return Decision(ops, tuple(ops), None)
+        return Decision(tuple(ops), True, sum(1 for op in ops.values() if op != "d"), None)
     stored = current.select("_key", F.col("_source_ts").alias("_t_ts"), F.col("_source_ord").alias("_t_ord"))
     matched = stored.join(F.broadcast(deciding.select("_key", "_source_ts", "_source_ord")), "_key").select(
         "_key", tables.applies(F.col("_source_ts"), F.col("_source_ord"), F.col("_t_ts"), F.col("_t_ord")))
     applies = {row[0]: bool(row[1]) for row in matched.collect()}
     chosen = tuple(key for key in ops if applies.get(key, True))
-    return Decision(ops, chosen, sum(1 for key in chosen if key in applies))
+    return Decision(chosen, len(chosen) == len(ops), sum(1 for key in chosen if ops[key] != "d"),
+                    sum(1 for key in chosen if key in applies))
 
 
-def begin(spark: SparkSession, path: str, decision: Decision) -> Any | None:
+def begin(spark: SparkSession, path: str, decision: Decision, keys: DataFrame | None = None) -> Any | None:
     """Start deleting the stored rows of ``decision``'s keys from the Delta table at ``path``, on a JVM thread of
     its own (``spark_jobs/java``'s ``KeyReplacement``), while the caller builds the new rows; :func:`replace_keys`
-    commits both. None when there is nothing to replace, or the session's class path lacks that class (the
-    change is then one ``replaceWhere`` write)."""
-    if not decision.chosen:
+    commits both. ``keys``: the keys as a frame of one string column, for a decision that does not list them
+    (:meth:`Decision.every_key`): the stored rows are then found by a semi-join with it. None when there is nothing
+    to replace, or the session's class path lacks that class (the change is then one ``replaceWhere`` write)."""
+    if decision.chosen is not None and not decision.chosen:
         return None
     jvm = spark._jvm
     try:
+        if decision.chosen is None:
+            assert keys is not None, "a decision that does not list its keys needs them as a frame"
+            return jvm.spark_jobs.delta.KeyReplacement.startJoined(  # type: ignore[union-attr]
+                spark._jsparkSession, path, keys._jdf)
         return jvm.spark_jobs.delta.KeyReplacement.start(  # type: ignore[union-attr]
             spark._jsparkSession, path, decision.predicate)
     except Exception as exc:  # noqa: BLE001 - py4j: the class is not there (a JavaPackage, not callable) or fails
@@ -127,30 +135,30 @@ def replace_keys(spark: SparkSession, path: str, decision: Decision, source: Dat
     """Apply ``source`` (one row per key the batch decided, in the table's columns, ``_op = 'd'`` for deletes and
     tombstones) to the Delta table at ``path`` as the MERGE did, in one commit (its ``userMetadata`` ``marker``):
     the stored rows of ``decision``'s chosen keys deleted (with deletion vectors, reading only ``_key``) and the
-    chosen keys' non-delete rows added. Returns how many rows the table gained (negative: lost; None: not known).
+    chosen keys' non-delete rows added. Returns how many rows the table gained (negative: lost; None: not known,
+    a ``replaceWhere`` write of a decision that did not count its rows).
 
     ``started``: the replacement :func:`begin` started for ``decision``, whose delete ran while ``source`` was
     built: its commit is made here. Without it, one ``replaceWhere`` write with the predicate ``_key IN (<chosen
     keys>)`` does both halves, one after the other, and its ``numDeletedRows`` metric tells how many stored rows
     were replaced when ``decision`` does not. The MERGE this replaces read every column of every file holding a
     batch key to write its matches (both files of the benchmark's table) and took 12 Spark jobs."""
-    if not decision.chosen:
+    if decision.chosen is not None and not decision.chosen:
         return 0
-    predicate = decision.predicate
     new_rows = source.where(F.col("_op") != "d")
-    if len(decision.chosen) < len(decision.ops):  # the same list selects the rows to write (a DataFrame of the
+    if not decision.every:  # the same list selects the rows to write (a DataFrame of the
         # keys made from Python rows needs a Python worker to turn them into the JVM's rows: starting one took ~1 s)
-        new_rows = new_rows.where(F.expr(predicate))
+        new_rows = new_rows.where(F.expr(decision.predicate))
     replaced = decision.replaced
     if started is not None:
-        removed, _ = started.finish(new_rows._jdf, f"_key IN (<{len(decision.chosen)} keys>)", marker)
-        replaced = replaced if replaced is not None else int(removed)
-    else:
-        with session_conf(spark, _NO_CONSTRAINT_CHECK):
-            new_rows.write.format("delta").mode("overwrite").option("replaceWhere", predicate).save(path)
-        if replaced is None:
-            replaced = deleted_rows(spark, path, marker)
-    return decision.written - replaced if replaced is not None else None
+        keys = "the batch's keys" if decision.chosen is None else f"{len(decision.chosen)} keys"
+        removed, added = started.finish(new_rows._jdf, f"_key IN (<{keys}>)", marker)
+        return int(added) - (replaced if replaced is not None else int(removed))
+    with session_conf(spark, _NO_CONSTRAINT_CHECK):
+        new_rows.write.format("delta").mode("overwrite").option("replaceWhere", decision.predicate).save(path)
+    if replaced is None:
+        replaced = deleted_rows(spark, path, marker)
+    return decision.written - replaced if replaced is not None and decision.written is not None else None
 
 
 def deleted_rows(spark: SparkSession, path: str, marker: str) -> int | None:

@@ -15,7 +15,17 @@ from pyspark.sql import functions as F
 
 from spark_jobs.batch import session_conf
 from spark_jobs.delta_batches import Done
-from spark_jobs.delta_replace import NO_POSITION, abandon, begin, decide, newest, replace_keys, sql_string, supersedes
+from spark_jobs.delta_replace import (
+    NO_POSITION,
+    Decision,
+    abandon,
+    begin,
+    decide,
+    newest,
+    replace_keys,
+    sql_string,
+    supersedes,
+)
 
 SCHEMA = "_key string, _op string, _source_ts timestamp, _source_ord long, v long"
 T0 = dt.datetime(2026, 11, 29, 12, 0, 0, tzinfo=dt.UTC)
@@ -140,3 +150,23 @@ def test_the_done_marker_keeps_each_tables_bound() -> None:
     older = json.loads(done.to_json())
     del older["positions"]  # a marker an earlier version wrote: no bound known
     assert Done.from_json(json.dumps(older)).positions == {}
+
+
+def test_every_key_joined_replaces_and_deletes_the_batchs_keys_without_listing_them(spark: Any, tmp_path: Path) -> None:
+    path = tmp_path / "t"
+    _stored(spark, path)
+    batch = [("a'1", "u", _at(60), 1, 10),     # replaces a stored row
+             ("c", "d", _at(61), 1, None),     # deletes one
+             ("gone", "d", _at(61), 2, None),  # a key never stored: nothing
+             ("new", "c", _at(62), 1, 60)]     # inserts
+    rows = spark.createDataFrame(batch, SCHEMA)
+    decision = Decision.every_key()
+    started = begin(spark, str(path), decision, rows.select("_key"))
+    assert started is not None
+    assert replace_keys(spark, str(path), decision, rows, MARKER, started) == 0  # two written, two deleted
+    assert _table(spark, path) == {"a'1": ("u", 10), "b\\2": ("c", 2), 'd"\u00e9': ("c", 4), "new": ("c", 60),
+                                   "same": ("c", 5)}
+    history = DeltaTable.forPath(spark, str(path)).history().collect()
+    assert len(history) == 2 and history[0]["userMetadata"] == MARKER
+    assert (history[0]["operationMetrics"]["numOutputRows"], history[0]["operationMetrics"]["numDeletedRows"]) \
+        == ("2", "2")

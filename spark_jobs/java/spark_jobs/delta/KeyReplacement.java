@@ -10,7 +10,12 @@ import java.util.concurrent.ExecutionException;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SaveMode;
+import org.apache.spark.sql.catalyst.analysis.UnresolvedAttribute$;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.InSubquery;
+import org.apache.spark.sql.catalyst.expressions.ListQuery;
+import org.apache.spark.sql.catalyst.expressions.ListQuery$;
+import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.plans.logical.DeleteFromTable;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.classic.SparkSession;
@@ -18,10 +23,15 @@ import org.apache.spark.sql.delta.DeltaLog;
 import org.apache.spark.sql.delta.DeltaOperations;
 import org.apache.spark.sql.delta.OptimisticTransaction;
 import org.apache.spark.sql.delta.OptimisticTransaction$;
+import org.apache.spark.sql.delta.Snapshot;
 import org.apache.spark.sql.delta.actions.Action;
 import org.apache.spark.sql.delta.actions.AddFile;
 import org.apache.spark.sql.delta.actions.FileAction;
+import org.apache.spark.sql.delta.commands.DMLWithDeletionVectorsHelper$;
 import org.apache.spark.sql.delta.commands.DeleteCommand;
+import org.apache.spark.sql.delta.commands.DeletionVectorUtils$;
+import org.apache.spark.sql.delta.commands.TouchedFileWithDV;
+import org.apache.spark.sql.delta.files.TahoeBatchFileIndex;
 import org.apache.spark.sql.execution.datasources.LogicalRelation$;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.execution.metric.SQLMetrics$;
@@ -38,59 +48,122 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * <p>A {@code replaceWhere} write does the same in one commit, but one half after the other, and only once the new
  * rows' schema is known: the delete (a scan of the stored keys, the deletion vectors' files) waited for the
- * parse schema's inference and then the rows' write waited for it. Here the delete starts with {@link #start},
- * the caller infers and builds the rows meanwhile, and {@link #finish} writes them and commits both halves with
- * the transaction the delete read the table in (Delta's conflict checks as for the {@code replaceWhere}). A
- * replacement never finished commits nothing: {@link #abandon} waits for the delete; the deletion vector files
- * it wrote belong to no commit (a {@code VACUUM} removes them).
+ * parse schema's inference and then the rows' write waited for it. Here the delete starts with {@link #start} or
+ * {@link #startJoined}, the caller infers and builds the rows meanwhile, and {@link #finish} writes them and
+ * commits both halves with the transaction the delete read the table in (Delta's conflict checks as for the
+ * {@code replaceWhere}). A replacement never finished commits nothing: {@link #abandon} waits for the delete; the
+ * deletion vector files it wrote belong to no commit (a {@code VACUUM} removes them).
  */
 public final class KeyReplacement {
     private final SparkSession spark;
     private final DeltaLog log;
     private final OptimisticTransaction txn;
-    private final String predicate;
     private final CompletableFuture<Deleted> deleted;
 
     /** The delete's actions and its command's metrics. */
     private record Deleted(Seq<Action> actions, scala.collection.immutable.Map<String, SQLMetric> metrics) {}
 
-    private KeyReplacement(SparkSession spark, String path, String predicate) {
+    /** The delete of a replacement, run on its thread. */
+    private interface Delete {
+        void run() throws Exception;
+    }
+
+    private KeyReplacement(SparkSession spark, String path) {
         this.spark = spark;
         this.log = DeltaLog.forTable(spark, path);
-        this.txn = log.startTransaction();
-        this.predicate = predicate;
+        this.txn = log.startTransaction(Option.empty(), Option.empty());
         this.deleted = new CompletableFuture<>();
-        Thread thread = new Thread(this::delete, "spark-jobs-key-delete");
+    }
+
+    private KeyReplacement launch(Delete delete) {
+        Thread thread = new Thread(() -> {
+            SparkSession.setActiveSession(spark);
+            OptimisticTransaction$.MODULE$.setActive(txn);
+            try {
+                delete.run();
+            } catch (Throwable exc) {
+                deleted.completeExceptionally(exc);
+            } finally {
+                OptimisticTransaction$.MODULE$.clearActive();
+            }
+        }, "spark-jobs-key-delete");
         thread.setDaemon(true);
         thread.start();
+        return this;
     }
 
     /**
      * Begin replacing the rows the SQL {@code predicate} (over the table's columns, e.g. {@code _key IN (...)})
-     * selects in the Delta table at {@code path}: their deletion starts on a thread of its own.
+     * selects in the Delta table at {@code path}: their deletion (Delta's DELETE) starts on a thread of its own.
      */
     public static KeyReplacement start(SparkSession spark, String path, String predicate) {
-        return new KeyReplacement(spark, path, predicate);
+        KeyReplacement replacement = new KeyReplacement(spark, path);
+        return replacement.launch(() -> replacement.deleteWhere(predicate));
     }
 
-    private void delete() {
-        SparkSession.setActiveSession(spark);
-        OptimisticTransaction$.MODULE$.setActive(txn);
-        try {
-            LogicalPlan relation = LogicalRelation$.MODULE$.apply(
-                log.createRelation(log.createRelation$default$1(), Option.apply(txn.snapshot()), Option.empty(),
-                                   false), false);
-            Expression condition = spark.sessionState().sqlParser().parseExpression(predicate);
-            LogicalPlan command = spark.sessionState().analyzer().execute(new DeleteFromTable(relation, condition));
-            spark.sessionState().analyzer().checkAnalysis(command);
-            DeleteCommand delete = (DeleteCommand) command;
-            Tuple2<Seq<Action>, ?> result = delete.performDelete(spark, log, txn);
-            deleted.complete(new Deleted(result._1(), delete.metrics()));
-        } catch (Throwable exc) {
-            deleted.completeExceptionally(exc);
-        } finally {
-            OptimisticTransaction$.MODULE$.clearActive();
+    /**
+     * Begin replacing the rows of the Delta table at {@code path} whose {@code _key} is one of {@code keys}' (a
+     * frame of one string column): their deletion starts on a thread of its own. The rows are found by a semi-join
+     * of the table's keys with {@code keys}, so no list of the keys is ever in a plan (a predicate listing thousands
+     * of keys is parsed, analysed and printed at every step of a DELETE).
+     */
+    public static KeyReplacement startJoined(SparkSession spark, String path, Dataset<Row> keys) {
+        KeyReplacement replacement = new KeyReplacement(spark, path);
+        return replacement.launch(() -> replacement.deleteJoined(keys));
+    }
+
+    private void deleteWhere(String predicate) throws Exception {
+        LogicalPlan relation = LogicalRelation$.MODULE$.apply(
+            log.createRelation(log.createRelation$default$1(), Option.apply(txn.snapshot()), Option.empty(), false),
+            false);
+        Expression condition = spark.sessionState().sqlParser().parseExpression(predicate);
+        LogicalPlan command = spark.sessionState().analyzer().execute(new DeleteFromTable(relation, condition));
+        spark.sessionState().analyzer().checkAnalysis(command);
+        DeleteCommand delete = (DeleteCommand) command;
+        Tuple2<Seq<Action>, ?> result = delete.performDelete(spark, log, txn);
+        deleted.complete(new Deleted(result._1(), delete.metrics()));
+    }
+
+    /** What Delta's DELETE does with deletion vectors, the rows matched by a semi-join instead of a predicate. */
+    private void deleteJoined(Dataset<Row> keys) {
+        Snapshot snapshot = txn.snapshot();
+        Seq<AddFile> candidates = txn.filterFiles(seq(Literal.TrueLiteral()), true);  // with their row counts
+        TahoeBatchFileIndex files = new TahoeBatchFileIndex(spark, "delete", candidates, log, log.dataPath(),
+                                                            snapshot, false);
+        LogicalPlan relation = LogicalRelation$.MODULE$.apply(
+            log.createRelation(log.createRelation$default$1(), Option.apply(snapshot), Option.empty(), false), false);
+        Dataset<Row> target = DMLWithDeletionVectorsHelper$.MODULE$.createTargetDfForScanningForMatches(
+            spark, relation, files);
+        ListQuery query = ListQuery$.MODULE$.apply(
+            keys.queryExecution().logical(), ListQuery$.MODULE$.apply$default$2(), ListQuery$.MODULE$.apply$default$3(),
+            ListQuery$.MODULE$.apply$default$4(), ListQuery$.MODULE$.apply$default$5(),
+            ListQuery$.MODULE$.apply$default$6());
+        Expression condition = new InSubquery(seq(UnresolvedAttribute$.MODULE$.quoted("_key")), query);
+        Seq<TouchedFileWithDV> touched = DMLWithDeletionVectorsHelper$.MODULE$.findTouchedFiles(
+            spark, txn, DeletionVectorUtils$.MODULE$.deletionVectorsReadable(snapshot, Option.empty(), Option.empty()),
+            log, target, files, condition, "DELETE");
+        Map<String, SQLMetric> metrics = new HashMap<>();
+        List<Action> actions = new ArrayList<>();
+        long removed = 0;
+        if (!touched.isEmpty()) {
+            Tuple2<Seq<FileAction>, scala.collection.immutable.Map<String, Object>> result =
+                DMLWithDeletionVectorsHelper$.MODULE$.processUnmodifiedData(spark, touched, snapshot);
+            actions.addAll(CollectionConverters.asJava(result._1()));
+            removed = (Long) result._2().apply("numModifiedRows");
+            long removedFiles = (Long) result._2().apply("numRemovedFiles");
+            metrics.put("numRemovedFiles", metric("number of files removed", removedFiles));
         }
+        metrics.put("numDeletedRows", metric("number of rows deleted", removed));
+        metrics.put("numCopiedRows", metric("number of rows copied", 0));
+        deleted.complete(new Deleted(CollectionConverters.asScala(actions).toSeq(), scalaMap(metrics)));
+    }
+
+    private static <V> scala.collection.immutable.Map<String, V> scalaMap(Map<String, V> map) {
+        return scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(map));
+    }
+
+    private static <T> Seq<T> seq(T item) {
+        return CollectionConverters.asScala(List.of(item)).toSeq();
     }
 
     /**
@@ -133,12 +206,13 @@ public final class KeyReplacement {
         metrics.put("numOutputBytes", metric("number of output bytes", bytes));
         metrics.put("numOutputRows", metric("number of output rows", added));
         metrics.put("numAddedChangeFiles", metric("number of change files added", 0));
-        txn.registerSQLMetrics(spark, scala.collection.immutable.Map$.MODULE$.from(CollectionConverters.asScala(metrics)));
+        txn.registerSQLMetrics(spark, scalaMap(metrics));
         DeltaOperations.Write operation = new DeltaOperations.Write(
             SaveMode.Overwrite, Option.empty(), Option.apply(description), Option.apply(userMetadata));
         OptimisticTransaction$.MODULE$.setActive(txn);
         try {
-            txn.commitIfNeeded(CollectionConverters.asScala(actions).toSeq(), operation, txn.commitIfNeeded$default$3());
+            txn.commitIfNeeded(CollectionConverters.asScala(actions).toSeq(), operation,
+                               txn.commitIfNeeded$default$3());
         } finally {
             OptimisticTransaction$.MODULE$.clearActive();
         }
