@@ -21,7 +21,7 @@ from bson import Int64, ObjectId
 from delta.tables import DeltaTable
 from pyspark.sql import functions as F
 
-from spark_jobs import delta_output
+from spark_jobs import delta_commits, delta_output
 from spark_jobs.batch import TABLE_FORMATS, session_conf
 from spark_jobs.materialize import MaterializeOptions, main, run
 from spark_jobs.store import OutputStore
@@ -313,7 +313,7 @@ class _Killed(Exception):
 @contextmanager
 def _old_transaction(spark: Any, plan: Any, *, recovering: bool) -> Iterator[None]:
     """How earlier versions wrote a batch: every write an idempotent transaction, no batch in userMetadata."""
-    with session_conf(spark, {delta_output._TXN_APP: plan.app, delta_output._TXN_VERSION: str(plan.batch)}):
+    with session_conf(spark, {delta_commits.TXN_APP: plan.app, delta_commits.TXN_VERSION: str(plan.batch)}):
         yield
 
 
@@ -343,14 +343,14 @@ def test_a_recovering_batch_finds_its_commits_and_writes_each_table_once(
 
     with monkeypatch.context() as patch:
         if written_as == "txn":
-            patch.setattr(delta_output, "_transaction", _old_transaction)
-            patch.setattr(delta_output, "_batch_options", _old_batch_options)
+            patch.setattr(delta_output, "transaction", _old_transaction)
+            patch.setattr(delta_output, "batch_options", _old_batch_options)
 
         def killed(*args: Any, **kwargs: Any) -> Any:
             raise _Killed
 
         if killed_after == "change log":
-            patch.setattr(delta_output, "_merge_table", killed)
+            patch.setattr(delta_output, "merge_table", killed)
         else:
             patch.setattr(delta_output.DeltaOutput, "commit", killed)
         with pytest.raises(_Killed):
