@@ -146,8 +146,9 @@ def replace_keys(spark: SparkSession, path: str, decision: Decision, source: Dat
     if decision.chosen is not None and not decision.chosen:
         return 0
     new_rows = source.where(F.col("_op") != "d")
-    if not decision.every:  # the same list selects the rows to write (a DataFrame of the
-        # keys made from Python rows needs a Python worker to turn them into the JVM's rows: starting one took ~1 s)
+    if not decision.every:
+        # the same list selects the rows to write (a DataFrame of the keys made from Python rows needs a Python
+        # worker to turn them into the JVM's rows: starting one took ~1 s)
         new_rows = new_rows.where(F.expr(decision.predicate))
     replaced = decision.replaced
     if started is not None:
