@@ -136,6 +136,11 @@ class Batch:
         return self.records <= BROADCAST_RECORDS
 
     @property
+    def small(self) -> bool:
+        """At most :data:`SMALL_BATCH_RECORDS` records."""
+        return self.records <= SMALL_BATCH_RECORDS
+
+    @property
     def checkpointed(self) -> bool:
         return self.blocks is not None
 

@@ -150,7 +150,7 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
             # CPU against 7.9 s, medians of 3 interleaved full runs; benchmarks/results.md 2026-11-29)
             latest = tables.merge_documents(
                 tables.latest_events(batch.changes, broadcast=batch.broadcast_positions,
-                                     one_partition=batch.one_partition)).persist(CACHE)
+                                     one_partition=batch.one_partition, carried=batch.small)).persist(CACHE)
             try:
                 for topic in batch.topics:
                     step = time.monotonic()

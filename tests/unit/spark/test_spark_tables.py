@@ -85,12 +85,14 @@ def test_one_partition_positions_are_the_two_aggregates_positions(spark: Any) ->
     the same source positions (a tombstone's taken from its delete), as with it."""
     changes = decode(kafka_frame(spark, json_records(_events())))
 
-    def rows(one_partition: bool) -> list[Any]:
-        latest = tables.latest_events(changes, one_partition=one_partition)
+    def rows(one_partition: bool, carried: bool = False) -> list[Any]:
+        latest = tables.latest_events(changes, one_partition=one_partition, carried=carried)
         return sorted(latest.collect(), key=lambda r: (r["topic"], r["key"]))
 
     both = rows(False)
     assert rows(True) == both and any(r["tombstone"] and r["source_ts_ms"] is not None for r in both)
+    # a small batch's: each key's row carried along the aggregate, not joined to its position
+    assert rows(True, carried=True) == both
 
 
 def test_change_log_has_one_row_per_event(spark: Any) -> None:
