@@ -150,6 +150,8 @@ def replace_keys(spark: SparkSession, path: str, decision: Decision, source: Dat
         # the same list selects the rows to write (a DataFrame of the keys made from Python rows needs a Python
         # worker to turn them into the JVM's rows: starting one took ~1 s)
         new_rows = new_rows.where(F.expr(decision.predicate))
+    # one file per batch (the rows of a small batch are few; see _append_logs in spark_jobs.delta_output)
+    new_rows = new_rows.coalesce(1)
     replaced = decision.replaced
     if started is not None:
         keys = "the batch's keys" if decision.chosen is None else f"{len(decision.chosen)} keys"
