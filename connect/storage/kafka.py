@@ -165,17 +165,17 @@ class KafkaConfigStore(ConfigStore):
                 self.refresh(30)
 
     def _send_privileged(self, records: list[tuple[bytes, bytes | None]]) -> int:
-        """One transaction of the leader's fencable producer (Connect's ``sendPrivileged``); the offset of its last
-        record (-1 if unknown)."""
+        """One transaction of the leader's fencable producer (Connect's ``sendPrivileged``), returning once its
+        commit marker is in the log too; the offset of its last record (-1 if unknown, or none was written)."""
         writer = self._writer
         if writer is None:
             raise ConnectError("Cannot produce to config topic without claiming write privileges first")
         test_hooks.hold("config-write")
-        offsets: list[int] = []
+        offsets: list[tuple[int, int]] = []
 
         def delivered(error: Any, message: Any = None) -> None:
             if error is None and message is not None:
-                offsets.append(int(message.offset()))
+                offsets.append((int(message.offset()), int(message.partition())))
 
         try:
             writer.begin_transaction()
@@ -190,7 +190,16 @@ class KafkaConfigStore(ConfigStore):
                 self._fenced = True
             raise PrivilegedWriteError(f"Failed to write to config topic; this may be due to a transient error and "
                                        f"the request can be safely retried ({exc})") from exc
-        return max(offsets, default=-1)
+        if not offsets:
+            return -1
+        last, partition = max(offsets)
+        # the broker answers the commit before it writes the commit marker: wait for it, so that the next write
+        # (a plain target state, right after the empty task set of a stop) lands after it, as in Connect, where
+        # the read to the end between them is slower than the broker's marker
+        if not self._log.wait_stable_past(partition, last, 30, self._interrupt):
+            log.warning("The commit marker of the transaction ending at offset %s of %s was not seen in 30 s",
+                        last, self._log.topic)
+        return last
 
 
 class KafkaOffsetStore:

@@ -102,6 +102,7 @@ class KafkaLog:
         self._producer: KafkaProducer | None = None
         self._ends: KafkaConsumer | None = None
         self._ends_lock = threading.Lock()
+        self._stable: KafkaConsumer | None = None
         self._thread: threading.Thread | None = None
 
     def start(self, timeout: float = 60.0) -> None:
@@ -181,6 +182,35 @@ class KafkaLog:
                 self._pending.append((future, ends))
         return future
 
+    def wait_stable_past(self, partition: int, offset: int, timeout: float,
+                         interrupt: Callable[[], str | None] | None = None) -> bool:
+        """Wait until the last stable offset of ``partition`` is past ``offset``: a transaction whose last record is
+        at ``offset`` has its commit marker in the log. The broker answers ``EndTxn`` (``commit_transaction``
+        returns) once the commit is prepared, and writes the markers after: a write of another producer made in
+        between lands before the marker. Asked with ``read_committed`` end offsets, whatever the reader's isolation
+        level; False if not within ``timeout`` seconds or once ``interrupt`` names a reason."""
+        tp = TopicPartition(self.topic, partition)
+        deadline = time.monotonic() + timeout
+        while True:
+            left_ms = int((deadline - time.monotonic()) * 1000)
+            try:
+                with self._ends_lock:
+                    if self._ends is None:  # stopped
+                        return False
+                    if self._stable is None:
+                        kwargs = client_kwargs(self._settings, KafkaConsumer.DEFAULT_CONFIG)
+                        kwargs.update(group_id=None, enable_auto_commit=False, isolation_level="read_committed")
+                        self._stable = KafkaConsumer(**kwargs)
+                    stable = self._stable.end_offsets([tp], timeout_ms=max(100, min(_ENDS_LONGEST_ATTEMPT_MS,
+                                                                                         left_ms)))
+                if stable.get(tp, -1) > offset:
+                    return True
+            except KafkaError as exc:
+                log.debug("Could not read the last stable offset of %s: %s", tp, exc)
+            if time.monotonic() >= deadline or (interrupt is not None and interrupt() is not None):
+                return False
+            time.sleep(0.005)
+
     def stop(self, timeout: float = 10.0) -> None:
         """Stop the reader and close the clients; idempotent."""
         self._stop.set()
@@ -190,9 +220,10 @@ class KafkaLog:
             self._producer.close(timeout=timeout)
             self._producer = None
         with self._ends_lock:
-            if self._ends is not None:
-                self._ends.close()
-                self._ends = None
+            for consumer in (self._ends, self._stable):
+                if consumer is not None:
+                    consumer.close()
+            self._ends = self._stable = None
 
     def _reached(self, ends: Mapping[TopicPartition, int]) -> bool:
         return all(tp in self._positions and self._positions[tp] >= end for tp, end in ends.items())

@@ -115,6 +115,16 @@ def _offsets(bootstrap: str, topic: str) -> list[tuple[int, bytes | None]]:
         consumer.close()
 
 
+def _side_by_side(ours: list[tuple[int, bytes | None]], java: list[tuple[int, bytes | None]]) -> str:
+    """Both sides' ``(offset, key)`` lists, a row each, the differing rows marked."""
+    rows = ["ours | java"]
+    for n in range(max(len(ours), len(java))):
+        mine = ours[n] if n < len(ours) else None
+        theirs = java[n] if n < len(java) else None
+        rows.append(f"{'  ' if mine == theirs else '! '}{mine} | {theirs}")
+    return "\n".join(rows)
+
+
 @pytest.mark.parametrize("support", ["disabled", "preparing", "enabled"])
 def test_internal_topics_match_java_connect_for_the_same_operations(support: str, stack: Any,
                                                                     tmp_path: Path) -> None:
@@ -144,7 +154,9 @@ def test_internal_topics_match_java_connect_for_the_same_operations(support: str
         return [f"{k!r} -> {_normal(v)!r}" for k, v in records]
 
     assert shown(ours["configs"]) == shown(java["configs"])  # with the session key of the sessioned protocol
-    assert ours["config offsets"] == java["config offsets"]  # the same transactions (gaps: their commit markers)
+    # the same transactions (gaps: their commit markers)
+    assert ours["config offsets"] == java["config offsets"], _side_by_side(ours["config offsets"],
+                                                                          java["config offsets"])
     assert (ours["config offsets"][-1][0] + 1 > len(ours["configs"])) == (support != "disabled")
     fencing = [v for k, v in java["configs"] if k == f"tasks-fencing-{name}".encode()]
     assert bool(fencing) == (support == "enabled")  # zombie fencing rounds, recorded as above on both sides
@@ -154,7 +166,8 @@ def test_internal_topics_match_java_connect_for_the_same_operations(support: str
     assert ours["offsets"] == java["offsets"]
     # and at the same offsets: under enabled the tasks' transactions and the PATCHed offsets' (written in a
     # transaction of task 0's transactional id, after a fencing round) each leave a commit marker behind them
-    assert ours["offset offsets"] == java["offset offsets"]
+    assert ours["offset offsets"] == java["offset offsets"], _side_by_side(ours["offset offsets"],
+                                                                          java["offset offsets"])
     assert (ours["offset offsets"][-1][0] + 1 > len(ours["offsets"])) == (support == "enabled")
     java_status = {(k, _normal(v)) for k, v in java["status"]}
     our_status = {(k, _normal(v)) for k, v in ours["status"]}
