@@ -242,7 +242,7 @@ def _load_snapshots(spark: SparkSession, paths: list[str]) -> None:
     for path in paths:
         try:
             if DeltaTable.isDeltaTable(spark, path):
-                DeltaTable.forPath(spark, path).detail().select("numFiles").first()
+                DeltaTable.forPath(spark, path).detail()  # the command runs here (a command is run eagerly)
         except Exception as exc:  # noqa: BLE001 - only a head start; the writes load what they need themselves
             log.debug("could not load the Delta state of %s ahead of its write: %s", path, exc)
 
