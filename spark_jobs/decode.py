@@ -21,9 +21,12 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+
+from spark_jobs.columns import built
 
 __all__ = ["CHANGE_COLUMNS", "FORMATS", "KEY_FUNCTION", "PAYLOAD_FUNCTION", "SCHEMA_MEMBER", "decode",
            "jvm_functions", "plain_key_id", "schema_prefix"]
@@ -53,6 +56,7 @@ CHANGE_COLUMNS = (
     "source_snapshot", "source_db", "source_collection", "source_lsid", "source_txn_number", "before", "after",
     "updated_fields", "removed_fields", "connect_schema", "tombstone", "reason", "value_text",
 )
+_CARRIED = ("topic", "partition", "offset", "kafka_ts", "key", "value_text")  # the record's columns kept as they are
 _OPTIONS = {"allowNonNumericNumbers": "true", "mode": "PERMISSIVE"}
 SCHEMA_MEMBER = '{"schema":'  # how JsonConverter with schemas begins every value
 _REST = 2**31 - 1  # a substring's length reaching the end of any value
@@ -108,30 +112,46 @@ def decode(records: DataFrame, fmt: str = "auto", prefixes: Mapping[str, str] | 
     of the last 5 of 6 rounds, lower in 4 of 5 pairs)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
+    functions = jvm_functions(records.sparkSession)
+    chosen = tuple(sorted((prefixes or {}).items())) if fmt == "auto" else ()
+    frame = records
+    for step in _steps(fmt, chosen, functions):
+        frame = frame.select(*step[1]) if step[0] == "select" else frame.withColumn(step[1], step[2])
+    return frame
+
+
+# A step of decode's plan: ("select", columns) or ("with", name, column)
+_Step = tuple[Any, ...]
+
+
+def _steps(fmt: str, prefixes: tuple[tuple[str, str], ...], functions: bool) -> tuple[_Step, ...]:
+    """The steps of :func:`decode`'s plan, their columns built once per JVM (:func:`spark_jobs.columns.built`): the
+    same expressions every run, ~400 py4j calls to build."""
+    return built(("decode", fmt, prefixes, functions), lambda: _build_steps(fmt, prefixes, functions))
+
+
+def _build_steps(fmt: str, prefixes: tuple[tuple[str, str], ...], functions: bool) -> tuple[_Step, ...]:
     value_text = F.col("value").cast("string")
     parse_text = value_text
-    for topic, prefix in sorted((prefixes or {}).items()) if fmt == "auto" else ():
+    for topic, prefix in prefixes:
         stripped = F.concat(F.lit(bytearray(b"{")), F.substring(F.col("value"), len(prefix.encode()) + 1, _REST))
         parse_text = F.when((F.col("topic") == topic) & value_text.startswith(prefix), stripped.cast("string")) \
             .otherwise(parse_text)
-    text = records.select(
-        "topic", "partition", "offset", F.col("timestamp").alias("kafka_ts"),
+    text: _Step = ("select", [
+        F.col("topic"), F.col("partition"), F.col("offset"), F.col("timestamp").alias("kafka_ts"),
         F.col("key").cast("string").alias("key_text"), value_text.alias("value_text"),
-        *([parse_text.alias("parse_text")] if parse_text is not value_text else []))
+        *([parse_text.alias("parse_text")] if prefixes else [])])
     key = F.from_json("key_text", KEY_SCHEMA, _OPTIONS)
     parsed_key = F.coalesce(key["payload"]["id"], key["id"], F.col("key_text"))
-    functions = jvm_functions(records.sparkSession)
     fast_key = [F.call_function(KEY_FUNCTION, F.col("key_text"))] if functions else []
-    keyed = text.withColumn("key", F.coalesce(*fast_key, plain_key_id(F.col("key_text")), parsed_key))
-    if fmt != "auto":
-        changes = _documents(keyed)
-    else:
-        changes = _envelopes(keyed, "parse_text" if "parse_text" in keyed.columns else "value_text",
-                             fast=functions)
-    with_reason = changes.withColumn("reason", _reason())
-    # the value text is only kept for the rejects table: the change rows are cached and it is the largest column
-    return with_reason.withColumn("value_text", F.when(F.col("reason").isNotNull(), F.col("value_text"))) \
-        .select(*CHANGE_COLUMNS)
+    keyed: _Step = ("with", "key", F.coalesce(*fast_key, plain_key_id(F.col("key_text")), parsed_key))
+    parse_name = "parse_text" if prefixes else "value_text"
+    changes = _envelopes(parse_name, fast=functions) if fmt == "auto" else _documents()
+    return (text, keyed, *changes, ("with", "reason", _reason()),
+            # the value text is only kept for the rejects table: the change rows are cached and it is the largest
+            # column
+            ("with", "value_text", F.when(F.col("reason").isNotNull(), F.col("value_text"))),
+            ("select", [F.col(name) for name in CHANGE_COLUMNS]))
 
 
 def plain_key_id(text: Column) -> Column:
@@ -174,19 +194,18 @@ def jvm_functions(spark: SparkSession) -> bool:
     return True
 
 
-def _envelopes(rows: DataFrame, parse_text: str, fast: bool = False) -> DataFrame:
+def _envelopes(parse_text: str, fast: bool = False) -> list[_Step]:
     # The value's text is parsed whole unless :func:`decode` was given its topic's schema prefix: cutting
     # ``payload`` out by searching the text (instr/substring, character positions) cost three times the parse
     # itself (100,000 records: 10.7 s against 2.7 s); a known prefix is a byte comparison and a byte offset.
     if fast:  # the payload read by the JVM function; from_json only where it gives none (see decode)
         # the whole value: the function passes over the schema member itself (a prefix it learns, see spark_jobs/java)
-        rows = rows.withColumn("_payload", F.call_function(PAYLOAD_FUNCTION, F.col("value_text")))
-        parsed = rows.withColumn("v", F.when(F.col("_payload").isNull(),
-                                             F.from_json(parse_text, VALUE_SCHEMA, _OPTIONS)))
+        steps: list[_Step] = [
+            ("with", "_payload", F.call_function(PAYLOAD_FUNCTION, F.col("value_text"))),
+            ("with", "v", F.when(F.col("_payload").isNull(), F.from_json(parse_text, VALUE_SCHEMA, _OPTIONS)))]
         p = F.coalesce(F.col("_payload"), F.col("v.payload"))
     else:
-        v = F.from_json(parse_text, VALUE_SCHEMA, _OPTIONS)
-        parsed = rows.withColumn("v", v)
+        steps = [("with", "v", F.from_json(parse_text, VALUE_SCHEMA, _OPTIONS))]
         p = F.col("v.payload")
     env, data = F.col("v"), F.col("v.data")
     top_source = F.when(env["specversion"].isNull(), F.from_json(env["source"], _SOURCE, _OPTIONS))
@@ -198,8 +217,8 @@ def _envelopes(rows: DataFrame, parse_text: str, fast: bool = False) -> DataFram
         return F.coalesce(p["source"][field], top_source[field], env[attribute].cast(kind))
 
     update = pick("updateDescription")
-    return parsed.select(
-        "topic", "partition", "offset", "kafka_ts", "key", "value_text",
+    return [*steps, ("select", [
+        *(F.col(name) for name in _CARRIED),
         F.coalesce(p["op"], env["op"], env["iodebeziumop"]).alias("op"),
         F.coalesce(p["ts_ms"], env["ts_ms"], F.unix_millis(env["time"].try_cast("timestamp"))).alias("ts_ms"),
         source("ts_ms", "iodebeziumtsms", "bigint").alias("source_ts_ms"),
@@ -216,13 +235,12 @@ def _envelopes(rows: DataFrame, parse_text: str, fast: bool = False) -> DataFram
         F.col("v._corrupt_record").alias("corrupt"),
         (F.col("value_text").isNotNull() & p.isNull() & env["op"].isNull() & env["specversion"].isNull())
         .alias("foreign"),
-    )
+    ])]
 
 
-def _documents(rows: DataFrame) -> DataFrame:
+def _documents() -> list[_Step]:
     """ExtractNewDocumentState: the value is the new document; deletes are tombstones or ``__deleted``."""
     v = F.from_json("value_text", DOCUMENT_SCHEMA, _OPTIONS)
-    parsed = rows.withColumn("v", v)
     wrapped = F.col("v.schema").isNotNull() & F.col("v.payload").isNotNull()
     doc = F.when(wrapped, F.col("v.payload")).otherwise(F.col("value_text"))
     # add.fields=op,source.ts_ms,source.ord (or ord) add the op and the source position (see tables.last_positions)
@@ -230,8 +248,8 @@ def _documents(rows: DataFrame) -> DataFrame:
                             "__ord: bigint, __ts_ms: bigint>", _OPTIONS)
     deleted = F.lower(meta["__deleted"]) == "true"
     null = F.lit(None).cast("string")
-    return parsed.select(
-        "topic", "partition", "offset", "kafka_ts", "key", "value_text",
+    return [("with", "v", v), ("select", [
+        *(F.col(name) for name in _CARRIED),
         F.when(F.col("value_text").isNull() | deleted, F.lit("d"))
         .otherwise(F.coalesce(meta["__op"], F.lit("u"))).alias("op"),
         meta["__ts_ms"].alias("ts_ms"), meta["__source_ts_ms"].alias("source_ts_ms"),
@@ -245,7 +263,7 @@ def _documents(rows: DataFrame) -> DataFrame:
         F.lit(False).alias("tombstone"),  # a null value is this format's delete event, not an extra record
         F.col("v._corrupt_record").alias("corrupt"),
         F.lit(False).alias("foreign"),
-    )
+    ])]
 
 
 def _reason() -> Column:

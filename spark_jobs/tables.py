@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from spark_jobs import schema as schemas
+from spark_jobs.columns import built
 
 __all__ = ["META_COLUMNS", "applies", "change_log", "decides", "last_positions", "latest_events", "materialized",
            "merge_documents", "merge_tables", "rejects"]
@@ -28,7 +29,7 @@ META_COLUMNS = ("_key", "_op", "_source_ts", "_source_ord", "_topic", "_partitio
 
 
 def usable(changes: DataFrame) -> DataFrame:
-    return changes.where(F.col("reason").isNull())
+    return changes.where(built(("usable",), lambda: F.col("reason").isNull()))
 
 
 def rejects(changes: DataFrame, batch: int) -> DataFrame:
@@ -40,14 +41,20 @@ def rejects(changes: DataFrame, batch: int) -> DataFrame:
 
 def change_log(changes: DataFrame) -> DataFrame:
     """One row per change event (``op`` c/u/d/r), with the source fields and a ``date`` to partition by."""
+    events, columns = built(("change_log",), _change_log_columns)
+    return changes.where(events).select(*columns)
+
+
+def _change_log_columns() -> tuple[Column, list[Column]]:
     source_ts = F.timestamp_millis("source_ts_ms")
-    return usable(changes).where(~F.col("tombstone")).select(
-        "topic", "key", "op", F.timestamp_millis("ts_ms").alias("ts"), source_ts.alias("source_ts"),
-        F.col("source_ord").alias("ord"), F.col("source_snapshot").alias("snapshot"),
+    return F.col("reason").isNull() & ~F.col("tombstone"), [
+        F.col("topic"), F.col("key"), F.col("op"), F.timestamp_millis("ts_ms").alias("ts"),
+        source_ts.alias("source_ts"), F.col("source_ord").alias("ord"), F.col("source_snapshot").alias("snapshot"),
         F.col("source_db").alias("db"), F.col("source_collection").alias("collection"),
         F.col("source_lsid").alias("lsid"), F.col("source_txn_number").alias("txn_number"),
-        "before", "after", "updated_fields", "removed_fields", "partition", "offset", "kafka_ts",
-        F.to_date(F.coalesce(source_ts, F.timestamp_millis("ts_ms"), F.col("kafka_ts"))).alias("date"))
+        *(F.col(name) for name in ("before", "after", "updated_fields", "removed_fields", "partition", "offset",
+                                   "kafka_ts")),
+        F.to_date(F.coalesce(source_ts, F.timestamp_millis("ts_ms"), F.col("kafka_ts"))).alias("date")]
 
 
 def latest_events(changes: DataFrame, broadcast: bool = False, one_partition: bool = False,
@@ -74,7 +81,7 @@ def latest_events(changes: DataFrame, broadcast: bool = False, one_partition: bo
     one Kafka partition of each topic (see :func:`last_positions`). ``carried`` (with ``one_partition``, for a
     small batch): each key's last row is picked by the aggregate itself, its columns carried along it, instead of
     joined to the positions afterwards (see :func:`_carried_latest`)."""
-    deciding = usable(changes).where(decides())
+    deciding = changes.where(built(("deciding",), lambda: F.col("reason").isNull() & decides()))
     if carried and one_partition:
         return _carried_latest(deciding)
     last = last_positions(deciding, one_partition)
@@ -95,19 +102,26 @@ def _carried_latest(deciding: DataFrame) -> DataFrame:
     :func:`last_positions` finds it. No join to the positions after the aggregate and so no job of its own to
     broadcast them: the documents go through the aggregate's shuffle, which costs little for a small batch.
     Incremental runs of 5,082 records alternating in one JVM: see benchmarks/results.md 2026-12-01."""
+    keys, aggregates, columns = built(("carried_latest",), _carried_columns)
+    return deciding.groupBy(*keys).agg(*aggregates).select(*columns)
+
+
+def _carried_columns() -> tuple[list[Column], list[Column], list[Column]]:
     at = F.when(F.col("source_ts_ms").isNotNull(), F.col("offset"))
-    last = deciding.groupBy("topic", "key", "partition").agg(
+    return [F.col("topic"), F.col("key"), F.col("partition")], [
         F.max_by(F.struct("op", "tombstone", "after", "connect_schema"), F.col("offset")).alias("row"),
         F.max("offset").alias("offset"), F.max(at).alias("at"), F.max_by("source_ts_ms", at).alias("ts_ms"),
-        F.max_by("source_ord", at).alias("ord_at"), F.max("source_ord").alias("ord_max"))
-    return last.select("topic", "key", "row.op", "row.tombstone", "row.after", F.col("ts_ms").alias("source_ts_ms"),
-                       F.when(F.col("at").isNotNull(), F.col("ord_at")).otherwise(F.col("ord_max"))
-                       .alias("source_ord"), "partition", "offset", "row.connect_schema")
+        F.max_by("source_ord", at).alias("ord_at"), F.max("source_ord").alias("ord_max")], [
+        F.col("topic"), F.col("key"), F.col("row.op"), F.col("row.tombstone"), F.col("row.after"),
+        F.col("ts_ms").alias("source_ts_ms"),
+        F.when(F.col("at").isNotNull(), F.col("ord_at")).otherwise(F.col("ord_max")).alias("source_ord"),
+        F.col("partition"), F.col("offset"), F.col("row.connect_schema")]
 
 
 def decides() -> Column:
     """Whether a usable change row decides its key's state (see :func:`latest_events`)."""
-    return F.col("tombstone") | F.col("op").isin("c", "r", "d") | ((F.col("op") == "u") & F.col("after").isNotNull())
+    return built(("decides",), lambda: F.col("tombstone") | F.col("op").isin("c", "r", "d")
+                 | ((F.col("op") == "u") & F.col("after").isNotNull()))
 
 
 def last_positions(deciding: DataFrame, one_partition: bool = False) -> DataFrame:
@@ -154,10 +168,17 @@ def merge_documents(latest: DataFrame) -> DataFrame:
     """Latest events in :func:`live_documents`' shape, deletes and tombstones included (``op = 'd'``, no
     document): after :func:`materialized`, the source of a ``MERGE INTO`` the latest-state table (one row per
     key the batch decided)."""
+    return latest.select(*built(("merge_documents", tuple(latest.columns)),
+                                lambda: _merge_document_columns(latest.columns)))
+
+
+def _merge_document_columns(names: list[str]) -> list[Column]:
+    """``names`` (the latest events' columns) with ``after`` and ``op`` of deletes changed, and ``_norm``."""
     deleted = F.col("tombstone") | (F.col("op") == "d")
-    return latest.withColumn("_norm", F.when(~deleted, schemas.normalize(F.col("after")))) \
-        .withColumn("after", F.when(~deleted, F.col("after"))) \
-        .withColumn("op", F.when(deleted, F.lit("d")).otherwise(F.col("op")))
+    changed = {"after": F.when(~deleted, F.col("after")).alias("after"),
+               "op": F.when(deleted, F.lit("d")).otherwise(F.col("op")).alias("op")}
+    return [*(changed.get(name, F.col(name)) for name in names),
+            F.when(~deleted, schemas.normalize(F.col("after"))).alias("_norm")]
 
 
 def merge_tables(previous: DataFrame, latest: DataFrame, batch_rows: DataFrame) -> DataFrame:
