@@ -17,6 +17,7 @@ from pyspark.sql.types import StructType
 from spark_jobs import schema as schemas
 from spark_jobs import tables
 from spark_jobs.batch import CACHE, SMALL_BATCH_RECORDS, session_conf, table_schema
+from spark_jobs.columns import built
 from spark_jobs.delta_batches import DeltaOutput, Plan
 from spark_jobs.delta_commits import TXN_APP, TXN_VERSION, USER_METADATA, batch_marker, committed
 from spark_jobs.delta_replace import (
@@ -122,8 +123,7 @@ def merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str
             current = spark.read.format("delta").load(path)
         # same types in the same order: no cast in the MERGE (Delta's evolution cast makes null structs
         # structs of nulls)
-        conformed = source.select(*(schemas.conform(F.col(f"`{f.name}`"), source.schema[f.name].dataType,
-                                                    f.dataType).alias(f.name) for f in current.schema.fields))
+        conformed = source.select(*_conforming(source.schema, current.schema))
         if small:
             decision = decision if decision is not None else decide(conformed, current, bound)
             gained = replace_keys(spark, path, decision, conformed, batch_marker(plan), started)
@@ -132,6 +132,14 @@ def merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str
         return merged.json(), _merge(spark, path, conformed), _later(bound, top)
     finally:
         abandon(started)
+
+
+def _conforming(source: StructType, table: StructType) -> list[Column]:
+    """The columns of rows in the ``source`` schema cast to the ``table``'s types, in its order (built once per JVM
+    for the two schemas, see :func:`spark_jobs.columns.built`)."""
+    return built(("conforming", source.json(), table.json()), lambda: [
+        schemas.conform(F.col(f"`{f.name}`"), source[f.name].dataType, f.dataType).alias(f.name)
+        for f in table.fields])
 
 
 def _deciding(prepared: DataFrame) -> DataFrame:

@@ -156,12 +156,17 @@ def live_documents(latest: DataFrame) -> DataFrame:
 
 def materialized(documents: DataFrame, parse_schema: StructType) -> DataFrame:
     """The table rows of ``documents`` (from :func:`live_documents`): typed document columns + metadata."""
-    parsed = documents.withColumn("_doc", schemas.parse(F.col("_norm"), parse_schema))
+    doc, columns = built(("materialized", parse_schema.json()), lambda: _materialized_columns(parse_schema))
+    return documents.withColumn("_doc", doc).select(*columns)
+
+
+def _materialized_columns(parse_schema: StructType) -> tuple[Column, list[Column]]:
     meta = [F.col("key").alias("_key"), F.col("op").alias("_op"),
             F.timestamp_millis("source_ts_ms").alias("_source_ts"), F.col("source_ord").alias("_source_ord"),
             F.col("topic").alias("_topic"),
             F.col("partition").alias("_partition"), F.col("offset").alias("_offset"), F.col("after").alias("_raw")]
-    return parsed.select(*schemas.typed_columns(F.col("_doc"), parse_schema), *meta)
+    return (schemas.parse(F.col("_norm"), parse_schema),
+            [*schemas.typed_columns(F.col("_doc"), parse_schema), *meta])
 
 
 def merge_documents(latest: DataFrame) -> DataFrame:
