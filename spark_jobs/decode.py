@@ -147,11 +147,11 @@ def _build_steps(fmt: str, prefixes: tuple[tuple[str, str], ...], functions: boo
     keyed: _Step = ("with", "key", F.coalesce(*fast_key, plain_key_id(F.col("key_text")), parsed_key))
     parse_name = "parse_text" if prefixes else "value_text"
     changes = _envelopes(parse_name, fast=functions) if fmt == "auto" else _documents()
-    return (text, keyed, *changes, ("with", "reason", _reason()),
-            # the value text is only kept for the rejects table: the change rows are cached and it is the largest
-            # column
-            ("with", "value_text", F.when(F.col("reason").isNotNull(), F.col("value_text"))),
-            ("select", [F.col(name) for name in CHANGE_COLUMNS]))
+    reason = _reason()
+    # the value text is only kept for the rejects table: the change rows are cached and it is the largest column
+    last = {"reason": reason.alias("reason"),
+            "value_text": F.when(reason.isNotNull(), F.col("value_text")).alias("value_text")}
+    return (text, keyed, *changes, ("select", [last.get(name, F.col(name)) for name in CHANGE_COLUMNS]))
 
 
 def plain_key_id(text: Column) -> Column:
