@@ -107,15 +107,23 @@ def _carried_latest(deciding: DataFrame) -> DataFrame:
 
 
 def _carried_columns() -> tuple[list[Column], list[Column], list[Column]]:
-    at = F.when(F.col("source_ts_ms").isNotNull(), F.col("offset"))
+    positions, ord_chosen = _partition_positions()
     return [F.col("topic"), F.col("key"), F.col("partition")], [
         F.max_by(F.struct("op", "tombstone", "after", "connect_schema"), F.col("offset")).alias("row"),
-        F.max("offset").alias("offset"), F.max(at).alias("at"), F.max_by("source_ts_ms", at).alias("ts_ms"),
-        F.max_by("source_ord", at).alias("ord_at"), F.max("source_ord").alias("ord_max")], [
+        *positions], [
         F.col("topic"), F.col("key"), F.col("row.op"), F.col("row.tombstone"), F.col("row.after"),
-        F.col("ts_ms").alias("source_ts_ms"),
-        F.when(F.col("at").isNotNull(), F.col("ord_at")).otherwise(F.col("ord_max")).alias("source_ord"),
-        F.col("partition"), F.col("offset"), F.col("row.connect_schema")]
+        F.col("ts_ms").alias("source_ts_ms"), ord_chosen.alias("source_ord"), F.col("partition"), F.col("offset"),
+        F.col("row.connect_schema")]
+
+
+def _partition_positions() -> tuple[list[Column], Column]:
+    """The aggregates, per Kafka partition of a key, of its last offset (``offset``) and of the source position of
+    its last event that has one (``at``, ``ts_ms``, ``ord_at``; ``ord_max`` for none), and the ``ord`` chosen from
+    their results (see :func:`last_positions`)."""
+    at = F.when(F.col("source_ts_ms").isNotNull(), F.col("offset"))
+    return [F.max("offset").alias("offset"), F.max(at).alias("at"), F.max_by("source_ts_ms", at).alias("ts_ms"),
+            F.max_by("source_ord", at).alias("ord_at"), F.max("source_ord").alias("ord_max")], \
+        F.when(F.col("at").isNotNull(), F.col("ord_at")).otherwise(F.col("ord_max"))
 
 
 def decides() -> Column:
@@ -133,11 +141,8 @@ def last_positions(deciding: DataFrame, one_partition: bool = False) -> DataFram
     # among the rows with a ``ts_ms``; without any, no ``ts_ms`` and the highest ``ord``). Aggregates of longs
     # only (max, max_by), so Spark hashes them: a max of structs (offset, ts_ms, ord) made it sort the batch's
     # rows by their string keys first (a quarter of the latest events' samples, 508,090 records).
-    at = F.when(F.col("source_ts_ms").isNotNull(), F.col("offset"))
-    per_partition = deciding.groupBy("topic", "key", "partition").agg(
-        F.max("offset").alias("offset"), F.max(at).alias("at"), F.max_by("source_ts_ms", at).alias("ts_ms"),
-        F.max_by("source_ord", at).alias("ord_at"), F.max("source_ord").alias("ord_max"))
-    ord_chosen = F.when(F.col("at").isNotNull(), F.col("ord_at")).otherwise(F.col("ord_max"))
+    positions, ord_chosen = _partition_positions()
+    per_partition = deciding.groupBy("topic", "key", "partition").agg(*positions)
     if one_partition:
         return per_partition.select("topic", "key", "partition", "offset", F.col("ts_ms").alias("source_ts_ms"),
                                     ord_chosen.alias("source_ord"))
