@@ -281,7 +281,8 @@ def table_schema(spark: SparkSession, documents: DataFrame, latest: DataFrame, s
                  fmt: str) -> tuple[StructType, StructType | None]:
     """The parse schema of a collection after this batch (the stored one evolved with the batch's documents:
     fields only added, types only widened) and the stored one (None for a new table)."""
-    inferred = schemas.infer(spark, documents.select("_norm"))
+    # a field null in every document of the batch does not widen a stored column (see schemas.infer)
+    inferred = schemas.infer(spark, documents.select("_norm"), keep_all_null=stored is None)
     if fmt == "new-document-state":
         inferred = schemas.without_smt_fields(inferred)
     connect = [] if fmt != "new-document-state" else [  # only that format carries the documents' Connect schemas

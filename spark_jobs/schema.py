@@ -72,15 +72,22 @@ def normalize(text: Column) -> Column:
     return F.when(text.contains("$number"), replaced).otherwise(text)
 
 
-def infer(spark: SparkSession, docs: DataFrame) -> StructType:
-    """The schema Spark's JSON inference gives the (normalized) JSON strings of ``docs``' single column."""
+def infer(spark: SparkSession, docs: DataFrame, *, keep_all_null: bool = True) -> StructType:
+    """The schema Spark's JSON inference gives the (normalized) JSON strings of ``docs``' single column.
+
+    ``keep_all_null``: a field that is null in every document (and an empty array or document) is typed
+    ``string``, as Spark's inference does; without it such a field is left out. A null carries no type: merged
+    into a stored schema (:func:`merge`), a ``string`` from nulls alone would turn a stored column of another type
+    into a ``string`` one (a batch whose documents all have ``"n": null`` made a ``long`` column ``string`` and
+    rewrote the table), so a schema to be merged into a stored one is inferred without them."""
     jvm = spark._jvm  # the DataFrameReader.json(Dataset[String]) overload has no Python binding
     assert jvm is not None
     strings = getattr(docs._jdf, "as")(jvm.org.apache.spark.sql.Encoders.STRING())
     reader = spark._jsparkSession.read()
     for key, value in _JSON_OPTIONS.items():
         reader = reader.option(key, value)
-    inferred = schema_from_json(reader.option("dropFieldIfAllNull", "false").json(strings).schema().json())
+    dropped = "false" if keep_all_null else "true"
+    inferred = schema_from_json(reader.option("dropFieldIfAllNull", dropped).json(strings).schema().json())
     return StructType([f for f in inferred.fields if f.name != "_corrupt_record"])
 
 

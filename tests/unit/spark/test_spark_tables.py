@@ -253,6 +253,24 @@ def test_schema_evolution_widens_and_keeps_fields() -> None:
                                                              ("c", LongType())]
 
 
+def test_fields_null_in_every_document_do_not_widen_a_stored_schema(spark: Any) -> None:
+    from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
+
+    from spark_jobs.batch import table_schema
+
+    stored = StructType([StructField("a", LongType()), StructField("l", ArrayType(LongType())),
+                         StructField("s", StructType([StructField("x", LongType())]))])
+    texts = ['{"a": null, "l": [], "s": {"x": null}, "n": null}', '{"a": null, "l": null, "s": {}, "m": 5}']
+    documents = spark.createDataFrame([(t,) for t in texts], "_norm string")
+    merged, previous = table_schema(spark, documents, documents, stored.json(), "auto")
+    assert previous == stored
+    # nothing widened; "n" comes when it has a value; "m" is added
+    assert merged == StructType([stored.fields[0], stored.fields[1], StructField("m", LongType()), stored.fields[2]])
+    # a new table still gets every field, an all-null one as a string column
+    new, none = table_schema(spark, documents, documents, None, "auto")
+    assert none is None and new["n"].dataType == StringType() and new["a"].dataType == StringType()
+
+
 def test_only_additions_tells_a_merge_evolution_from_a_rewrite() -> None:
     from pyspark.sql.types import ArrayType, DoubleType, LongType, StringType, StructField, StructType
 
