@@ -150,8 +150,14 @@ def replace_keys(spark: SparkSession, path: str, decision: Decision, source: Dat
         # the same list selects the rows to write (a DataFrame of the keys made from Python rows needs a Python
         # worker to turn them into the JVM's rows: starting one took ~1 s)
         new_rows = new_rows.where(F.expr(decision.predicate))
-    # one file per batch (the rows of a small batch are few; see _append_logs in spark_jobs.delta_output)
-    new_rows = new_rows.coalesce(1)
+    # one file per batch (the rows of a small batch are few; see _append_logs in spark_jobs.delta_output), gathered
+    # by a shuffle after the rows are typed: with coalesce(1) one task read every partition of the latest events,
+    # parsed each document into its typed columns and wrote them, alone on one core. Incremental runs of 5,082
+    # records alternating in one JVM: 2.13 against 2.25 s, JVM CPU 3.56 against 3.82 s (medians of the last 12 of
+    # 14 rounds; tables equal); when nothing had computed the latest events before the write (that one task then
+    # also ran their last aggregate), 2.01 against 2.34 s, lower in 9 of 10 pairs (benchmarks/results.md
+    # 2026-12-01 09:52)
+    new_rows = new_rows.repartition(1)
     replaced = decision.replaced
     if started is not None:
         keys = "the batch's keys" if decision.chosen is None else f"{len(decision.chosen)} keys"
