@@ -93,12 +93,15 @@ def secure_worker(tmp_path: Path) -> Iterator[Callable[[dict[str, str]], tuple[W
 def run_end_to_end(worker: Worker, group: str, plain_bootstrap: str, stack: StackEndpoints, mongo: Any) -> None:
     """A MongoDB connector's records reach Kafka; its config, offsets and status are in the internal topics."""
     name, prefix, db = unique("sec-"), unique("sec"), unique("secdb_")
+    # written before the connector starts, so its initial snapshot reads them: documents written while the snapshot
+    # begins may come twice, once read by it and once streamed (Debezium's at-least-once snapshot boundary: seen
+    # once as a, a, b, b in a fresh clone's make test)
+    mongo[db].c.insert_many([{"_id": 1, "v": "a"}, {"_id": 2, "v": "b"}])
     create_connector(worker, name, {"connector.class": "MongoDbConnector", "mongodb.connection.string":
                                     stack.mongo_uri, "topic.prefix": prefix, "collection.include.list": f"{db}.c"})
-    mongo[db].c.insert_many([{"_id": 1, "v": "a"}, {"_id": 2, "v": "b"}])
     records = read_topic(plain_bootstrap, f"{prefix}.{db}.c", 2)
     payloads = [json.loads(r.value)["payload"] for r in records]
-    assert sorted(json.loads(p["after"])["v"] for p in payloads) == ["a", "b"] and {p["op"] for p in payloads} == {"c"}
+    assert sorted(json.loads(p["after"])["v"] for p in payloads) == ["a", "b"] and {p["op"] for p in payloads} == {"r"}
     configs = read_topic(plain_bootstrap, f"{group}-configs", until=lambda rs: any(
         r.key == f"connector-{name}".encode() for r in rs))
     assert configs
