@@ -141,7 +141,8 @@ def test_a_worker_that_cannot_reach_kafka_exits_with_a_clear_message(tmp_path: A
     from stack import free_port
     from stack.worker import distributed_properties
 
-    props = distributed_properties("127.0.0.1:1", free_port())
+    # Java's worker gives up after its admin's default.api.timeout.ms (60 s by default)
+    props = {**distributed_properties("127.0.0.1:1", free_port()), "default.api.timeout.ms": "5000"}
     path = tmp_path / "worker.properties"
     path.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
     done = subprocess.run([sys.executable, "-m", "connect", "distributed", str(path)], capture_output=True,

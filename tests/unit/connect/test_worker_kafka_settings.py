@@ -1,11 +1,12 @@
-"""The worker's own Kafka client settings: placeholders resolved at start-up, and top-level ``ssl.*`` left to an
-``https`` REST listener when the Kafka protocol has no TLS."""
+"""The worker's own Kafka client settings: placeholders resolved at start-up, top-level ``ssl.*`` left to an
+``https`` REST listener when the Kafka protocol has no TLS, and the start-up's wait for Kafka."""
 
 from __future__ import annotations
 
 import pytest
 
-from connect.runtime.assembly import _client_settings, _resolved
+from connect.api.errors import ConfigError
+from connect.runtime.assembly import _api_timeout, _client_settings, _resolved
 from connect.runtime.worker_config import WorkerConfig
 
 BASE = {"bootstrap.servers": "k:9092", "group.id": "g", "config.storage.topic": "c", "offset.storage.topic": "o",
@@ -36,3 +37,11 @@ def test_top_level_ssl_settings_of_an_https_listener(protocol: str, kept: bool) 
 
 def test_top_level_ssl_settings_with_an_http_listener_stay_for_kafka_to_refuse() -> None:
     assert "ssl.truststore.location" in settings({"ssl.truststore.location": "/ts.jks"})
+
+
+def test_the_start_up_wait_for_kafka_is_default_api_timeout_ms() -> None:
+    assert _api_timeout({}) == 60.0
+    assert _api_timeout({"default.api.timeout.ms": " 5000 "}) == 5.0
+    for bad in ("abc", "-1", "1.5"):
+        with pytest.raises(ConfigError, match=r"default\.api\.timeout\.ms"):
+            _api_timeout({"default.api.timeout.ms": bad})
