@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: venv services stop demo test test-unit lint typecheck pytest chaos soak many-connectors bench bench-compare clean
+.PHONY: venv services stop demo test test-long test-unit lint typecheck pytest chaos soak many-connectors bench bench-compare clean
 
 # The install also builds native/ (cargo: the MongoDB connector's Extended JSON writer, JsonConverter's writer):
 # its sources are prerequisites so that an edited crate is rebuilt before the tests run.
@@ -40,6 +40,13 @@ pytest: venv
 	$(VENV)/bin/pytest --durations=40
 
 test: lint typecheck pytest
+
+# The end-to-end tests `make test` runs smaller, at the sizes their issues name (about 10 minutes): 10,000 mixed
+# changes materialized by Spark (3,000 in `make test`), parallel snapshots of 200,000 documents (60,000)
+test-long: venv
+	SPARK_E2E_CHANGES=10000 PARALLEL_SNAPSHOT_DOCS=200000 $(VENV)/bin/pytest -q --durations=10 \
+		tests/integration/spark/test_spark_materialize.py::test_snapshot_then_mixed_changes_in_every_format \
+		tests/integration/snapshots/test_parallel_snapshot.py
 
 # The tests that need no service: no Kafka, no SecantusDB, no worker process, no Spark session (tests/unit/spark
 # starts one in a JVM; it runs with `make test`).
