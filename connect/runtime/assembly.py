@@ -12,7 +12,6 @@ from functools import partial
 from typing import Any
 
 from connect import clients
-from connect.api.errors import ConfigError
 from connect.config.providers import ConfigTransformer
 from connect.distributed import forwarding
 from connect.distributed.cluster import join_group
@@ -118,7 +117,7 @@ def distributed(props: Mapping[str, str]) -> Runtime:
     config, raw = WorkerConfig.parse(_resolved(props), distributed=True)
     settings = _client_settings(config, raw)
     assert config.config_storage_topic and config.offset_storage_topic and config.status_storage_topic
-    cluster_id = kafka_cluster_id(settings, _api_timeout(raw))
+    cluster_id = kafka_cluster_id(settings, config.default_api_timeout_ms / 1000)
     forwarding.use_tls(raw)  # worker-to-worker requests over https trust the REST listener's truststore
     create_internal_topics({**settings, **prefixed(raw, "admin.")}, [
         TopicSpec(config.config_storage_topic, 1, config.config_storage_replication_factor,
@@ -171,20 +170,7 @@ def standalone(props: Mapping[str, str]) -> Runtime:
     assert config.offset_storage_file_filename
     settings = _client_settings(config, raw)
     return Runtime(config, raw, MemoryConfigStore(), FileOffsetStore(config.offset_storage_file_filename),
-                   MemoryStatusStore(), kafka_cluster_id(settings, _api_timeout(raw)))
-
-
-def _api_timeout(props: Mapping[str, str]) -> float:
-    """The worker's ``default.api.timeout.ms`` in seconds: how long Java's worker waits for its admin client to
-    describe the cluster at start-up before it stops (60 s by default)."""
-    value = props.get("default.api.timeout.ms", "60000")
-    try:
-        millis = int(str(value).strip())
-    except ValueError:
-        millis = -1
-    if millis < 0:
-        raise ConfigError("default.api.timeout.ms", value, "must be a whole number of milliseconds, 0 or more")
-    return millis / 1000
+                   MemoryStatusStore(), kafka_cluster_id(settings, config.default_api_timeout_ms / 1000))
 
 
 class Startup:

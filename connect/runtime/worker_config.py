@@ -51,6 +51,8 @@ class WorkerConfig(BaseModel):
     worker_sync_timeout_ms: int = Field(3_000, alias="worker.sync.timeout.ms")
     inter_worker_key_ttl_ms: int = Field(3_600_000, alias="inter.worker.key.ttl.ms", ge=0)
     scheduled_rebalance_max_delay_ms: int = Field(300_000, alias="scheduled.rebalance.max.delay.ms", ge=0)
+    # how long the worker waits at start-up for its admin client to describe the cluster, as Java's worker does
+    default_api_timeout_ms: int = Field(60_000, alias="default.api.timeout.ms", ge=0)
     client_config_override_policy: Literal["All", "None", "Principal", "Allowlist"] = Field(
         "All", alias="connector.client.config.override.policy")
     client_config_override_allowlist: str = Field("", alias="connector.client.config.override.allowlist")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from connect.api.errors import ConfigError
-from connect.runtime.assembly import _api_timeout, _client_settings, _resolved
+from connect.runtime.assembly import _client_settings, _resolved
 from connect.runtime.worker_config import WorkerConfig
 
 BASE = {"bootstrap.servers": "k:9092", "group.id": "g", "config.storage.topic": "c", "offset.storage.topic": "o",
@@ -40,8 +40,11 @@ def test_top_level_ssl_settings_with_an_http_listener_stay_for_kafka_to_refuse()
 
 
 def test_the_start_up_wait_for_kafka_is_default_api_timeout_ms() -> None:
-    assert _api_timeout({}) == 60.0
-    assert _api_timeout({"default.api.timeout.ms": " 5000 "}) == 5.0
+    def parsed(props: dict[str, str]) -> int:
+        return WorkerConfig.parse({**BASE, **props}, distributed=True)[0].default_api_timeout_ms
+
+    assert parsed({}) == 60_000
+    assert parsed({"default.api.timeout.ms": " 5000 "}) == 5_000
     for bad in ("abc", "-1", "1.5"):
         with pytest.raises(ConfigError, match=r"default\.api\.timeout\.ms"):
-            _api_timeout({"default.api.timeout.ms": bad})
+            parsed({"default.api.timeout.ms": bad})
