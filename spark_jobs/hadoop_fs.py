@@ -13,6 +13,8 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
+from spark_jobs.jvm_classes import java_class
+
 __all__ = ["HadoopFolder", "qualified"]
 
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://|^file:")
@@ -29,15 +31,14 @@ class HadoopFolder:
     """One folder of a Hadoop file system holding small text files."""
 
     def __init__(self, spark: SparkSession, uri: str) -> None:
-        jvm = spark._jvm
-        assert jvm is not None
-        self._jvm = jvm
+        self._spark = spark
+        self._path_class = java_class(spark, "org.apache.hadoop.fs.Path")
         self.uri = uri.rstrip("/")
-        self._path = jvm.org.apache.hadoop.fs.Path(self.uri)
+        self._path = self._path_class(self.uri)
         self._fs = self._path.getFileSystem(spark._jsc.hadoopConfiguration())
 
     def _child(self, name: str) -> Any:
-        return self._jvm.org.apache.hadoop.fs.Path(self._path, name)
+        return self._path_class(self._path, name)
 
     def names(self) -> list[str]:
         """Names of the files in the folder (none when it does not exist)."""
@@ -51,7 +52,7 @@ class HadoopFolder:
     def read(self, name: str) -> str:
         stream = self._fs.open(self._child(name))
         try:
-            return str(self._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+            return str(java_class(self._spark, "org.apache.commons.io.IOUtils").toString(stream, "UTF-8"))
         finally:
             stream.close()
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 
+from spark_jobs.jvm_classes import java_class
+
 __all__ = ["READ_OPTIONS", "KafkaRange", "SparkJobError", "offset_ranges", "read_range"]
 
 ADMIN_TIMEOUT_S = 15
@@ -51,21 +53,17 @@ class KafkaRange:
 
 
 def _admin(spark: SparkSession, bootstrap: str) -> Any:
-    jvm = spark._jvm
-    assert jvm is not None
-    props = jvm.java.util.Properties()
+    props = java_class(spark, "java.util.Properties")()
     props.put("bootstrap.servers", bootstrap)
     props.put("request.timeout.ms", str(ADMIN_TIMEOUT_S * 1000))
     props.put("default.api.timeout.ms", str(ADMIN_TIMEOUT_S * 1000))
     props.put("client.id", "spark-jobs-offsets")
-    return jvm.org.apache.kafka.clients.admin.Admin.create(props)
+    return java_class(spark, "org.apache.kafka.clients.admin.Admin").create(props)
 
 
 def _get(spark: SparkSession, future: Any, what: str, bootstrap: str) -> Any:
-    jvm = spark._jvm
-    assert jvm is not None
     try:
-        return future.get(ADMIN_TIMEOUT_S, jvm.java.util.concurrent.TimeUnit.SECONDS)
+        return future.get(ADMIN_TIMEOUT_S, java_class(spark, "java.util.concurrent.TimeUnit").SECONDS)
     except Exception as exc:  # noqa: BLE001 - py4j wraps every Java exception; turned into one message
         text = str(exc)
         if "Timed out waiting for a node" in text or "TimeoutException" in text:
@@ -81,14 +79,12 @@ def offset_ranges(spark: SparkSession, bootstrap: str, *, topics: Sequence[str] 
     ``start[topic][partition]`` (the checkpoint; earliest when absent) to the latest offset now."""
     if bool(topics) == bool(pattern):
         raise SparkJobError("give either topics or a topics pattern")
-    jvm = spark._jvm
-    assert jvm is not None
     admin = _admin(spark, bootstrap)
     try:
         # joined into one string on the JVM: iterating a Java collection from Python ends with a
         # NoSuchElementException that PySpark classifies with 13 ``instanceof`` checks, ~65 round trips
         listed = _get(spark, admin.listTopics().names(), "topic listing", bootstrap)
-        existing = {name for name in str(jvm.java.lang.String.join("\n", listed)).split("\n") if name}
+        existing = {name for name in str(java_class(spark, "java.lang.String").join("\n", listed)).split("\n") if name}
         if pattern:
             regex = re.compile(pattern)
             names = sorted(t for t in existing if regex.fullmatch(t))
@@ -102,9 +98,9 @@ def offset_ranges(spark: SparkSession, bootstrap: str, *, topics: Sequence[str] 
         described = _get(spark, admin.describeTopics(names).allTopicNames(), "topic description", bootstrap)
         partitions = [(name, int(infos.get(i).partition())) for name in names
                       for infos in [described.get(name).partitions()] for i in range(infos.size())]
-        earliest = _offsets(spark, admin, partitions, jvm.org.apache.kafka.clients.admin.OffsetSpec.earliest(),
-                            bootstrap)
-        latest = _offsets(spark, admin, partitions, jvm.org.apache.kafka.clients.admin.OffsetSpec.latest(), bootstrap)
+        spec = java_class(spark, "org.apache.kafka.clients.admin.OffsetSpec")
+        earliest = _offsets(spark, admin, partitions, spec.earliest(), bootstrap)
+        latest = _offsets(spark, admin, partitions, spec.latest(), bootstrap)
     finally:
         admin.close()
     checkpoint = start or {}
@@ -117,12 +113,11 @@ def offset_ranges(spark: SparkSession, bootstrap: str, *, topics: Sequence[str] 
 
 def _offsets(spark: SparkSession, admin: Any, partitions: list[tuple[str, int]], spec: Any,
              bootstrap: str) -> dict[tuple[str, int], int]:
-    jvm = spark._jvm
-    assert jvm is not None
-    request = jvm.java.util.HashMap()
+    request = java_class(spark, "java.util.HashMap")()
+    partition_class = java_class(spark, "org.apache.kafka.common.TopicPartition")
     asked: dict[tuple[str, int], Any] = {}
     for topic, partition in partitions:
-        asked[(topic, partition)] = jvm.org.apache.kafka.common.TopicPartition(topic, partition)
+        asked[(topic, partition)] = partition_class(topic, partition)
         request.put(asked[(topic, partition)], spec)
     result = _get(spark, admin.listOffsets(request).all(), "offset listing", bootstrap)
     # looked up by the partitions asked for, not iterated (see offset_ranges)
