@@ -30,7 +30,7 @@ from spark_jobs.batch import SMALL_BATCH_RECORDS, MaterializeOptions
 from spark_jobs.delta_batches import Done
 from spark_jobs.store import STATE_FILE, State
 
-__all__ = ["C1_ONLY", "JAVA_OPTIONS", "SMALL_RUN_RECORDS", "choose", "launch_conf", "pending_records",
+__all__ = ["C1_ONLY", "JAVA_OPTIONS", "SMALL_RUN_RECORDS", "choose", "conf_dirs", "launch_conf", "pending_records",
            "user_java_options"]
 
 log = logging.getLogger(__name__)
@@ -83,7 +83,7 @@ def user_java_options(conf: Mapping[str, str] | None = None) -> str | None:
     for name in ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS"):
         if _JIT_FLAGS.search(os.environ.get(name, "")):
             return name
-    for folder in _conf_dirs():
+    for folder in conf_dirs():
         defaults = folder / "spark-defaults.conf"
         try:
             text = defaults.read_text(encoding="utf-8")
@@ -95,7 +95,7 @@ def user_java_options(conf: Mapping[str, str] | None = None) -> str | None:
     return None
 
 
-def _conf_dirs() -> list[Path]:
+def conf_dirs() -> list[Path]:
     """Where spark-submit reads ``spark-defaults.conf``: ``$SPARK_CONF_DIR``, else ``$SPARK_HOME/conf`` (pyspark's
     own installation when unset)."""
     if os.environ.get("SPARK_CONF_DIR"):

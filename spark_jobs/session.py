@@ -16,7 +16,8 @@ from pyspark.sql import SparkSession
 
 from spark_jobs import cds
 
-__all__ = ["DRIVER_GC", "DRIVER_JIT", "LOCAL_CONF", "LOCAL_FILES", "driver_options", "quiet_py4j", "session"]
+__all__ = ["DRIVER_GC", "DRIVER_JIT", "LOCAL_CONF", "LOCAL_FILES", "driver_options", "local_files", "quiet_py4j",
+           "session"]
 
 DEBUGGING = ("spark.python.sql.dataFrameDebugging.enabled", "false")
 LOCAL_CONF = {
@@ -64,7 +65,7 @@ LOCAL_CONF = {
 
 # Hadoop's local file system without the child processes it starts for want of its native library (a chmod per
 # file created, a readlink per commit file renamed: 53 in an incremental run of 5,082 records; see
-# spark_jobs/java's spark_jobs.fs), when the session's jars have it and the user set no file system of their own
+# spark_jobs/java's spark_jobs.fs), when the session's jars have it and the user chose none (see local_files)
 LOCAL_FILES = {"spark.hadoop.fs.file.impl": "spark_jobs.fs.LocalFiles",
                "spark.hadoop.fs.AbstractFileSystem.file.impl": "spark_jobs.fs.LocalFilesContext"}
 _LOCAL_FILES_CLASS = "spark_jobs/fs/LocalFiles.class"
@@ -118,13 +119,40 @@ def job_jars() -> list[str]:
     return fetch()
 
 
+def local_files(jars: Sequence[str], conf: Mapping[str, str]) -> dict[str, str]:
+    """:data:`LOCAL_FILES` for a session of ``jars`` and ``conf``: nothing when no jar holds the classes, or when
+    the user chose a local file system (in ``conf``, ``PYSPARK_SUBMIT_ARGS``, ``spark-defaults.conf`` or
+    ``$HADOOP_CONF_DIR/core-site.xml``): theirs is kept."""
+    if not any(_has_class(jar, _LOCAL_FILES_CLASS) for jar in jars):
+        return {}
+    keys = [key.removeprefix("spark.hadoop.") for key in LOCAL_FILES]
+    from spark_jobs.jit import conf_dirs
+
+    files = [folder / "spark-defaults.conf" for folder in conf_dirs()]
+    if os.environ.get("HADOOP_CONF_DIR"):
+        files.append(Path(os.environ["HADOOP_CONF_DIR"]) / "core-site.xml")
+    texts = [os.environ.get("PYSPARK_SUBMIT_ARGS", ""), *conf, *(_text(path) for path in files)]
+    if any(key in text for key in keys for text in texts):
+        logging.getLogger(__name__).info("the local file system chosen by the user kept (%s)", " / ".join(keys))
+        return {}
+    return LOCAL_FILES
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+
+
 def _has_class(jar: str, entry: str) -> bool:
     """Whether the jar at ``jar`` holds ``entry`` (a class file's path); False for a jar that cannot be read."""
     try:
         with zipfile.ZipFile(jar) as archive:
-            return entry in archive.NameToInfo
-    except (OSError, zipfile.BadZipFile):
+            archive.getinfo(entry)
+    except (OSError, KeyError, zipfile.BadZipFile):
         return False
+    return True
 
 
 def quiet_py4j() -> None:
@@ -147,8 +175,7 @@ def session(master: str | None = None, jars: Sequence[str] | None = None,
         return active
     jar_list = list(jars) if jars is not None else job_jars()
     builder = SparkSession.builder.master(master or "local[2]").appName("spark-jobs")
-    local_files = LOCAL_FILES if any(_has_class(jar, _LOCAL_FILES_CLASS) for jar in jar_list) else {}
-    settings = {**LOCAL_CONF, **local_files, **(conf or {})}
+    settings = {**LOCAL_CONF, **local_files(jar_list, conf or {}), **(conf or {})}
     chosen = driver_options(conf or {})
     archive = None
     if chosen is not None:

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 import stat
+import zipfile
 from pathlib import Path
 from typing import Any
 
-from spark_jobs.session import LOCAL_FILES
+import pytest
+
+from spark_jobs.session import LOCAL_FILES, local_files
 
 
 def _path(spark: Any, location: Path) -> Any:
@@ -81,3 +84,41 @@ def test_a_rename_through_a_file_context_and_link_statuses(spark: Any, tmp_path:
 
 def _mode(path: Path) -> int:
     return stat.S_IMODE(os.stat(path).st_mode)
+
+
+@pytest.fixture
+def jar(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A jar holding the classes, and no file system settings of the user's anywhere."""
+    path = tmp_path / "functions.jar"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("spark_jobs/fs/LocalFiles.class", b"")
+    (tmp_path / "conf").mkdir()
+    monkeypatch.setenv("SPARK_CONF_DIR", str(tmp_path / "conf"))
+    for name in ("PYSPARK_SUBMIT_ARGS", "HADOOP_CONF_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    return str(path)
+
+
+def test_the_classes_are_chosen_when_a_jar_has_them(jar: str, tmp_path: Path) -> None:
+    assert local_files([str(tmp_path / "missing.jar"), jar], {}) == LOCAL_FILES
+    assert local_files([str(tmp_path / "missing.jar")], {}) == {}
+
+
+@pytest.mark.parametrize("where", ["conf", "spark-defaults", "core-site", "submit-args"])
+def test_a_local_file_system_the_user_chose_is_kept(jar: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    where: str) -> None:
+    conf = {}
+    if where == "conf":
+        conf = {"spark.hadoop.fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem"}
+    elif where == "spark-defaults":
+        (tmp_path / "conf" / "spark-defaults.conf").write_text(
+            "spark.hadoop.fs.AbstractFileSystem.file.impl org.example.Local\n")
+    elif where == "core-site":
+        (tmp_path / "hadoop").mkdir()
+        (tmp_path / "hadoop" / "core-site.xml").write_text(
+            "<configuration><property><name>fs.file.impl</name><value>org.example.Local</value></property>"
+            "</configuration>")
+        monkeypatch.setenv("HADOOP_CONF_DIR", str(tmp_path / "hadoop"))
+    else:
+        monkeypatch.setenv("PYSPARK_SUBMIT_ARGS", "--conf spark.hadoop.fs.file.impl=org.example.Local pyspark-shell")
+    assert local_files([jar], conf) == {}
