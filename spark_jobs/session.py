@@ -64,7 +64,7 @@ LOCAL_CONF = {
 }
 
 # Hadoop's local file system without the child processes it starts for want of its native library (a chmod per
-# file created, a readlink per commit file renamed: 53 in an incremental run of 5,082 records; see
+# file created, a readlink per commit file renamed: 54 in an incremental run of 5,082 records; see
 # spark_jobs/java's spark_jobs.fs), when the session's jars have it and the user chose none (see local_files)
 LOCAL_FILES = {"spark.hadoop.fs.file.impl": "spark_jobs.fs.LocalFiles",
                "spark.hadoop.fs.AbstractFileSystem.file.impl": "spark_jobs.fs.LocalFilesContext"}

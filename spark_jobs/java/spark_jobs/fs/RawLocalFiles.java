@@ -16,7 +16,7 @@ import org.apache.hadoop.fs.permission.FsPermission;
  * Hadoop's local file system without the child processes it starts when the native Hadoop library is not loaded
  * (the library is not in Hadoop's Maven jars, so never under pyspark): a {@code chmod} for every file it creates
  * (the file and its checksum sidecar) and a {@code readlink} for every status of a possible link, which Delta's
- * log store asks for at each commit file's rename. An incremental run made 53 of them, ~6-10 ms each.
+ * log store asks for at each commit file's rename. An incremental run started 54 of them, ~6-10 ms each.
  *
  * <p>Permissions are set with {@link Files#setPosixFilePermissions} (the same bits; a sticky bit still goes
  * through Hadoop's own path), and a path that is not a symbolic link gets its plain status, as Hadoop's own code
