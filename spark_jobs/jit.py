@@ -26,8 +26,10 @@ from urllib.parse import unquote, urlparse
 
 from kafka import KafkaConsumer, TopicPartition
 
+from connect.kafka_clients.settings import security_kwargs
 from spark_jobs.batch import SMALL_BATCH_RECORDS, MaterializeOptions
 from spark_jobs.delta_batches import Done
+from spark_jobs.kafka_source import client_properties
 from spark_jobs.store import STATE_FILE, State
 
 __all__ = ["C1_ONLY", "JAVA_OPTIONS", "SMALL_RUN_RECORDS", "choose", "conf_dirs", "launch_conf", "pending_records",
@@ -114,16 +116,20 @@ def pending_records(options: MaterializeOptions) -> int | None:
     if stored is None:
         log.debug("stored offsets of %s not known without the JVM (not a local path)", options.output)
         return None
-    with _quiet(logging.getLogger("kafka")):  # a best effort: its connection errors are not the run's
+    # a best effort: its connection errors and the settings kafka-python does not apply are not the run's (the
+    # JVM's client, which reads the records, reports them)
+    with _quiet(logging.getLogger("kafka")), _quiet(logging.getLogger("connect.kafka_clients")):
         return _count(options, stored)
 
 
 def _count(options: MaterializeOptions, stored: dict[str, dict[str, int]]) -> int | None:
     try:
+        # the run's security settings (security.protocol, sasl.*, ssl.*) as kafka-python takes them
+        security = security_kwargs(client_properties(options.kafka_options))
         consumer = KafkaConsumer(bootstrap_servers=options.bootstrap_servers, group_id=None,
                                  enable_auto_commit=False, client_id="spark-jobs-jit",
                                  request_timeout_ms=KAFKA_TIMEOUT_MS + 1_000,
-                                 bootstrap_timeout_ms=KAFKA_TIMEOUT_MS)
+                                 bootstrap_timeout_ms=KAFKA_TIMEOUT_MS, **security)
     except Exception as exc:  # noqa: BLE001 - unreachable broker, bad settings: the JVM's client reports them
         log.debug("records to read not counted: %s", exc)
         return None

@@ -18,7 +18,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from spark_jobs.jvm_classes import java_class
 
-__all__ = ["READ_OPTIONS", "KafkaRange", "SparkJobError", "offset_ranges", "read_range"]
+__all__ = ["READ_OPTIONS", "KafkaRange", "SparkJobError", "check_kafka_options", "client_properties", "offset_ranges",
+           "read_range"]
 
 ADMIN_TIMEOUT_S = 15
 # The read's consumers ask the broker to hold a fetch that finds no new records for 10 ms, not the consumer's
@@ -38,8 +39,35 @@ READ_OPTIONS = {"kafka.fetch.max.wait.ms": "10", "kafka.max.partition.fetch.byte
                 "kafka.max.poll.records": "5000"}
 
 
+# Options of Spark's Kafka source a run sets itself (which records it reads, from where) or that Spark refuses for a
+# batch read (KafkaSourceProvider's checks): given by the user they are an error, not ignored nor half applied
+_RUN_OPTIONS = ("assign", "subscribe", "subscribepattern", "startingoffsets", "endingoffsets",
+                "startingoffsetsbytimestamp", "endingoffsetsbytimestamp", "startingtimestamp", "endingtimestamp",
+                "startingoffsetsbytimestampstrategy", "kafka.bootstrap.servers")
+_REFUSED_CLIENT = ("kafka.auto.offset.reset", "kafka.key.deserializer", "kafka.value.deserializer",
+                   "kafka.enable.auto.commit", "kafka.interceptor.classes")
+
+
 class SparkJobError(RuntimeError):
     """A Spark job cannot run (bad arguments, unreachable broker, missing topic, ...); the message says why."""
+
+
+def check_kafka_options(options: Mapping[str, str]) -> None:
+    """Refuse the options of Spark's Kafka source a run cannot honour, naming them."""
+    for key in options:
+        if key.lower() in _RUN_OPTIONS:
+            raise SparkJobError(f"Kafka option {key!r} is set by the run itself (the bootstrap servers and the "
+                                "topics are arguments; the offsets come from the output's checkpoint)")
+        if key.lower() in _REFUSED_CLIENT:
+            raise SparkJobError(f"Kafka option {key!r} is not supported by Spark's Kafka source (it manages "
+                                "deserialization and offsets itself)")
+
+
+def client_properties(options: Mapping[str, str]) -> dict[str, str]:
+    """The Kafka client properties among the options of Spark's Kafka source (``kafka.``-prefixed keys, e.g.
+    ``kafka.security.protocol``), without the prefix: what the run's Admin client needs too (security, TLS, SASL)."""
+    return {key[len("kafka."):]: value for key, value in options.items()
+            if key.startswith("kafka.") and key != "kafka.bootstrap.servers"}
 
 
 @dataclass(frozen=True)
@@ -52,38 +80,62 @@ class KafkaRange:
     end: int
 
 
-def _admin(spark: SparkSession, bootstrap: str) -> Any:
-    props = java_class(spark, "java.util.Properties")()
-    props.put("bootstrap.servers", bootstrap)
-    props.put("request.timeout.ms", str(ADMIN_TIMEOUT_S * 1000))
-    props.put("default.api.timeout.ms", str(ADMIN_TIMEOUT_S * 1000))
-    props.put("client.id", "spark-jobs-offsets")
-    return java_class(spark, "org.apache.kafka.clients.admin.Admin").create(props)
+class _Admin:
+    """Kafka's Admin client on the driver, with the run's client properties (the user's timeouts and client id
+    when given), and each call's wait bounded by the API timeout in effect."""
+
+    def __init__(self, spark: SparkSession, bootstrap: str, client: Mapping[str, str]) -> None:
+        self.spark, self.bootstrap = spark, bootstrap
+        settings = {"request.timeout.ms": str(ADMIN_TIMEOUT_S * 1000),
+                    "default.api.timeout.ms": str(ADMIN_TIMEOUT_S * 1000), "client.id": "spark-jobs-offsets",
+                    **client, "bootstrap.servers": bootstrap}
+        try:
+            self.timeout_s = max(1, -(-int(settings["default.api.timeout.ms"]) // 1000))
+        except ValueError:
+            raise SparkJobError("Kafka option 'kafka.default.api.timeout.ms' must be a number of milliseconds, not "
+                                f"{settings['default.api.timeout.ms']!r}") from None
+        props = java_class(spark, "java.util.Properties")()
+        for key, value in settings.items():
+            props.put(key, value)
+        try:
+            self.admin = java_class(spark, "org.apache.kafka.clients.admin.Admin").create(props)
+        except Exception as exc:  # noqa: BLE001 - a bad client property (e.g. an unknown protocol) fails here
+            raise SparkJobError(f"Kafka client settings refused: {_first_line(str(exc))}") from None
+
+    def get(self, future: Any, what: str) -> Any:
+        bootstrap = self.bootstrap
+        try:
+            return future.get(self.timeout_s, java_class(self.spark, "java.util.concurrent.TimeUnit").SECONDS)
+        except Exception as exc:  # noqa: BLE001 - py4j wraps every Java exception; turned into one message
+            text = str(exc)
+            if "Timed out waiting for a node" in text or "TimeoutException" in text:
+                raise SparkJobError(f"Kafka broker {bootstrap} unreachable: no answer to {what} within "
+                                    f"{self.timeout_s} s") from None
+            raise SparkJobError(f"Kafka {what} failed on {bootstrap}: {_first_line(text)}") from None
+
+    def close(self) -> None:
+        self.admin.close()
 
 
-def _get(spark: SparkSession, future: Any, what: str, bootstrap: str) -> Any:
-    try:
-        return future.get(ADMIN_TIMEOUT_S, java_class(spark, "java.util.concurrent.TimeUnit").SECONDS)
-    except Exception as exc:  # noqa: BLE001 - py4j wraps every Java exception; turned into one message
-        text = str(exc)
-        if "Timed out waiting for a node" in text or "TimeoutException" in text:
-            raise SparkJobError(f"Kafka broker {bootstrap} unreachable: no answer to {what} within "
-                                f"{ADMIN_TIMEOUT_S} s") from None
-        first = next((line for line in text.splitlines() if "Exception:" in line), text.splitlines()[0])
-        raise SparkJobError(f"Kafka {what} failed on {bootstrap}: {first.strip()}") from None
+def _first_line(text: str) -> str:
+    """The first line of a Java exception's text that names an exception (py4j adds its own lines around it)."""
+    lines = text.splitlines() or [""]
+    return next((line for line in lines if "Exception:" in line), lines[0]).strip()
 
 
 def offset_ranges(spark: SparkSession, bootstrap: str, *, topics: Sequence[str] = (), pattern: str | None = None,
-                  start: Mapping[str, Mapping[str, int]] | None = None) -> list[KafkaRange]:
+                  start: Mapping[str, Mapping[str, int]] | None = None,
+                  client: Mapping[str, str] | None = None) -> list[KafkaRange]:
     """The partitions of ``topics`` (or of every topic matching ``pattern``) with the offsets to read: from
-    ``start[topic][partition]`` (the checkpoint; earliest when absent) to the latest offset now."""
+    ``start[topic][partition]`` (the checkpoint; earliest when absent) to the latest offset now. ``client``: Kafka
+    client properties (security, TLS, SASL; :func:`client_properties`)."""
     if bool(topics) == bool(pattern):
         raise SparkJobError("give either topics or a topics pattern")
-    admin = _admin(spark, bootstrap)
+    admin = _Admin(spark, bootstrap, client or {})
     try:
         # joined into one string on the JVM: iterating a Java collection from Python ends with a
         # NoSuchElementException that PySpark classifies with 13 ``instanceof`` checks, ~65 round trips
-        listed = _get(spark, admin.listTopics().names(), "topic listing", bootstrap)
+        listed = admin.get(admin.admin.listTopics().names(), "topic listing")
         existing = {name for name in str(java_class(spark, "java.lang.String").join("\n", listed)).split("\n") if name}
         if pattern:
             regex = re.compile(pattern)
@@ -95,12 +147,12 @@ def offset_ranges(spark: SparkSession, bootstrap: str, *, topics: Sequence[str] 
             if missing:
                 raise SparkJobError(f"topic(s) {', '.join(missing)} do not exist on {bootstrap}")
             names = sorted(set(topics))
-        described = _get(spark, admin.describeTopics(names).allTopicNames(), "topic description", bootstrap)
+        described = admin.get(admin.admin.describeTopics(names).allTopicNames(), "topic description")
         partitions = [(name, int(infos.get(i).partition())) for name in names
                       for infos in [described.get(name).partitions()] for i in range(infos.size())]
         spec = java_class(spark, "org.apache.kafka.clients.admin.OffsetSpec")
-        earliest = _offsets(spark, admin, partitions, spec.earliest(), bootstrap)
-        latest = _offsets(spark, admin, partitions, spec.latest(), bootstrap)
+        earliest = _offsets(spark, admin, partitions, spec.earliest())
+        latest = _offsets(spark, admin, partitions, spec.latest())
     finally:
         admin.close()
     checkpoint = start or {}
@@ -111,15 +163,15 @@ def offset_ranges(spark: SparkSession, bootstrap: str, *, topics: Sequence[str] 
     return ranges
 
 
-def _offsets(spark: SparkSession, admin: Any, partitions: list[tuple[str, int]], spec: Any,
-             bootstrap: str) -> dict[tuple[str, int], int]:
+def _offsets(spark: SparkSession, admin: _Admin, partitions: list[tuple[str, int]],
+             spec: Any) -> dict[tuple[str, int], int]:
     request = java_class(spark, "java.util.HashMap")()
     partition_class = java_class(spark, "org.apache.kafka.common.TopicPartition")
     asked: dict[tuple[str, int], Any] = {}
     for topic, partition in partitions:
         asked[(topic, partition)] = partition_class(topic, partition)
         request.put(asked[(topic, partition)], spec)
-    result = _get(spark, admin.listOffsets(request).all(), "offset listing", bootstrap)
+    result = admin.get(admin.admin.listOffsets(request).all(), "offset listing")
     # looked up by the partitions asked for, not iterated (see offset_ranges)
     return {key: int(result.get(tp).offset()) for key, tp in asked.items()}
 

@@ -26,11 +26,12 @@ if __package__ in (None, ""):  # run as a file by spark-submit: make the package
 
 from pyspark.sql import DataFrame, SparkSession
 
+from connect.config.properties import load_properties
 from spark_jobs import delta_output, parquet_output, tables
 from spark_jobs.batch import TABLE_FORMATS, MaterializeOptions, Summary
 from spark_jobs.decode import FORMATS
 from spark_jobs.hadoop_fs import qualified
-from spark_jobs.kafka_source import SparkJobError
+from spark_jobs.kafka_source import SparkJobError, check_kafka_options
 from spark_jobs.store import OutputStore
 
 __all__ = ["MaterializeOptions", "Summary", "main", "run"]
@@ -42,6 +43,7 @@ def run(spark: SparkSession, options: MaterializeOptions) -> Summary:
     """One incremental run: read the new records, update the tables, commit offsets with them."""
     if options.fmt not in FORMATS:
         raise SparkJobError(f"unknown format {options.fmt!r}; expected one of {', '.join(FORMATS)}")
+    check_kafka_options(options.kafka_options)
     if options.table_format == "delta":
         return delta_output.run(spark, options)
     if options.table_format == "parquet":
@@ -68,13 +70,41 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--min-partitions", type=int,
                         help="Spark's Kafka source minPartitions (default: Spark's default parallelism, three "
                              "times that for a batch of more than 25,000 records)")
+    parser.add_argument("--kafka-properties", metavar="FILE",
+                        help="a Kafka client properties file (as Kafka's tools' --command-config): security.protocol, "
+                             "sasl.*, ssl.* and other settings of the run's consumers and Admin client")
+    parser.add_argument("--kafka-property", action="append", default=[], metavar="KEY=VALUE",
+                        help="one Kafka client property, e.g. security.protocol=SASL_SSL (repeatable; wins over "
+                             "--kafka-properties)")
     parser.add_argument("--master", default=None, help="Spark master when not run by spark-submit (local[2])")
     parser.add_argument("--show", type=int, default=0, metavar="N", help="print N rows of each table afterwards")
     return parser
 
 
+def _kafka_options(parser: argparse.ArgumentParser, args: argparse.Namespace) -> dict[str, str]:
+    """The Kafka client properties of the command line as options of Spark's Kafka source (``kafka.<key>``)."""
+    properties: dict[str, str] = {}
+    if args.kafka_properties:
+        try:
+            properties.update(load_properties(args.kafka_properties))
+        except OSError as exc:
+            parser.error(f"--kafka-properties: cannot read {args.kafka_properties}: {exc.strerror or exc}")
+    for item in args.kafka_property:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            parser.error(f"--kafka-property expects KEY=VALUE, not {item!r}")
+        properties[key.strip()] = value
+    servers = properties.pop("bootstrap.servers", None)
+    if servers is not None and servers.replace(" ", "") != args.bootstrap_servers.replace(" ", ""):
+        parser.error(f"the Kafka properties' bootstrap.servers ({servers}) differ from --bootstrap-servers "
+                     f"({args.bootstrap_servers}): give the servers once")
+    return {f"kafka.{key}": value for key, value in properties.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    kafka_options = _kafka_options(parser, args)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     from spark_jobs import jit
     from spark_jobs.session import session
@@ -82,7 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     options = MaterializeOptions(
         args.bootstrap_servers, args.output,
         topics=tuple(t.strip() for t in (args.topics or "").split(",") if t.strip()), pattern=args.topics_pattern,
-        fmt=args.format, min_partitions=args.min_partitions, table_format=args.table_format)
+        fmt=args.format, min_partitions=args.min_partitions, kafka_options=kafka_options,
+        table_format=args.table_format)
     try:
         # a small run starts its JVM with the C1 JIT compiler only (spark_jobs.jit; not under spark-submit)
         spark = session(args.master, conf=jit.launch_conf(options))

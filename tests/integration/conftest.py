@@ -1,4 +1,5 @@
-"""Fixtures for tests against the real stack: worker processes and MongoDB clients."""
+"""Fixtures for tests against the real stack: worker processes, MongoDB clients, and a broker with secured listeners
+(started once, on first use: the security tests and the Spark jobs' secured read)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,31 @@ import pytest
 
 import stack as stack_mod
 from stack import StackEndpoints
+from stack.oauth_server import OAuthServer
 from stack.procs import tail
+from stack.secure_kafka import SecureKafkaBroker
 from stack.worker import ConnectWorker, distributed_properties
 from tests.integration.support import Worker
 
 _counter = itertools.count()
+OAUTH_CLIENTS = {"pyconnect": "oauth-client-secret"}
+
+
+@pytest.fixture(scope="session")
+def oauth_server() -> Iterator[OAuthServer]:
+    server = OAuthServer(OAUTH_CLIENTS).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def secure_kafka(stack_dir: Path, oauth_server: OAuthServer) -> Iterator[SecureKafkaBroker]:
+    broker = SecureKafkaBroker(stack_dir / "secure-kafka", jwks_url=oauth_server.jwks_url)
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.stop()
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from stack.oauth_server import OAuthServer
 from stack.pki import PASSWORD
 from stack.secure_kafka import PLAIN_USERS, SCRAM_USERS, SecureKafkaBroker
 from stack.worker import ConnectWorker, distributed_properties
-from tests.integration.security.conftest import OAUTH_CLIENTS
+from tests.integration.conftest import OAUTH_CLIENTS
 from tests.integration.support import Worker, create_connector, read_topic, unique
 
 pytestmark = pytest.mark.integration
