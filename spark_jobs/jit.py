@@ -11,7 +11,8 @@ Nothing is chosen when the JVM already runs (under spark-submit, or an earlier s
 options were fixed by whoever launched it; nor when the user set JVM options of their own for the driver
 (``spark.driver.extraJavaOptions`` in the session conf, ``PYSPARK_SUBMIT_ARGS`` or ``spark-defaults.conf``, or a
 JIT flag in ``JAVA_TOOL_OPTIONS``/``JDK_JAVA_OPTIONS``/``_JAVA_OPTIONS``): theirs are kept as they are; nor when
-the count is not known (an output that is not a local path, a broker that does not answer within seconds).
+the count is not known (an output that is not a local path, a broker that does not answer within seconds); nor for
+runs at an interval (``--interval``: the process lives on, its later runs need C2).
 """
 
 from __future__ import annotations

@@ -12,6 +12,8 @@ Command line (``python -m spark_jobs.materialize --help``; or ``spark-submit --j
 spark_jobs/materialize.py ...``)::
 
     python -m spark_jobs.materialize --bootstrap-servers 127.0.0.1:9092 --topics-pattern 'demo\\..*' --output out
+
+``--interval SECONDS`` runs again and again in the same process (:mod:`spark_jobs.schedule`).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import threading
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a file by spark-submit: make the package importable
@@ -27,7 +30,7 @@ if __package__ in (None, ""):  # run as a file by spark-submit: make the package
 from pyspark.sql import DataFrame, SparkSession
 
 from connect.config.properties import load_properties
-from spark_jobs import delta_output, parquet_output, tables
+from spark_jobs import delta_output, parquet_output, schedule, tables
 from spark_jobs.batch import TABLE_FORMATS, MaterializeOptions, Summary
 from spark_jobs.decode import FORMATS
 from spark_jobs.hadoop_fs import qualified
@@ -76,6 +79,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--kafka-property", action="append", default=[], metavar="KEY=VALUE",
                         help="one Kafka client property, e.g. security.protocol=SASL_SSL (repeatable; wins over "
                              "--kafka-properties)")
+    parser.add_argument("--interval", type=float, metavar="SECONDS",
+                        help="run again every SECONDS (start to start) in this process until SIGTERM or SIGINT, "
+                             "each run one exactly-once batch (default: one run)")
     parser.add_argument("--master", default=None, help="Spark master when not run by spark-submit (local[2])")
     parser.add_argument("--show", type=int, default=0, metavar="N", help="print N rows of each table afterwards")
     return parser
@@ -105,6 +111,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     kafka_options = _kafka_options(parser, args)
+    if args.interval is not None and not args.interval > 0:
+        parser.error(f"--interval must be a positive number of seconds, not {args.interval:g}")
+    if args.interval is not None and args.show:
+        parser.error("--show prints the tables after a single run: not with --interval")
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     from spark_jobs import jit
     from spark_jobs.session import session
@@ -115,8 +125,15 @@ def main(argv: list[str] | None = None) -> int:
         fmt=args.format, min_partitions=args.min_partitions, kafka_options=kafka_options,
         table_format=args.table_format)
     try:
-        # a small run starts its JVM with the C1 JIT compiler only (spark_jobs.jit; not under spark-submit)
-        spark = session(args.master, conf=jit.launch_conf(options))
+        # a small run starts its JVM with the C1 JIT compiler only (spark_jobs.jit; not under spark-submit); runs
+        # at an interval keep the JVM's own, the process living on
+        spark = session(args.master, conf=jit.launch_conf(options) if args.interval is None else {})
+        if args.interval is not None:
+            stop = threading.Event()
+            with schedule.stop_on_signals(stop):
+                schedule.run_every(spark, options, args.interval, stop, run,
+                                   lambda summary: print(summary, flush=True))
+            return 0
         summary = run(spark, options)
     except SparkJobError as exc:
         print(f"error: {exc}", file=sys.stderr)
