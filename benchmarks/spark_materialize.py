@@ -13,11 +13,13 @@ a floor pass, then ``--rounds`` times a full run (the first into the output, the
 followed by a floor pass, all before the new events are written; then the incremental run ``--rounds`` times (the
 first on the output, the others on copies of it made after the first full run). The ratios are of the best of
 each (the JVM warms up over the first rounds, the job's and the floor's passes alike), the first runs' own
-ratios printed beside them.
+ratios printed beside them. Last, ``--interval-runs`` runs as ``--interval`` makes them: the same output
+batch after batch in this JVM (Delta's state of the tables kept from the run before), 1 % new events written before
+each; reported beside the goal's figures, not in them.
 On a shared machine wall time follows the load: the CPU time the Spark JVM spends on the job and on the floor
 (Linux ``/proc``) is reported too, the ratio of the two being the figure that other processes move least.
 
-    python -m benchmarks.spark_materialize [--events 500000] [--rounds 3]
+    python -m benchmarks.spark_materialize [--events 500000] [--rounds 3] [--interval-runs 5]
 """
 
 from __future__ import annotations
@@ -223,6 +225,8 @@ def main() -> int:
     parser.add_argument("--events", type=int, default=500_000)
     parser.add_argument("--rounds", type=int, default=3,
                         help="turns of the full run and the floor (and runs of the incremental run) in the JVM")
+    parser.add_argument("--interval-runs", type=int, default=5,
+                        help="incremental runs batch after batch on the same output, as --interval runs them")
     parser.add_argument("--driver-java-options", default="",
                         help="JVM options of the Spark driver (e.g. -XX:TieredStopAtLevel=1), noted in the report")
     args = parser.parse_args()
@@ -286,6 +290,15 @@ def main() -> int:
             warms.append((summary, jvm_cpu(spark) - cpu))
             steps.take()
             print(f"incremental run {turn + 1}: {summary}", flush=True)
+        interval_runs: list[tuple[Any, float]] = []
+        for turn in range(args.interval_runs):  # as --interval runs them: the same output, batch after batch
+            produce(endpoints.kafka_bootstrap, new_events, args.events + (turn + 1) * new_events, new_events // 5,
+                    3 + turn, live)
+            cpu = jvm_cpu(spark)
+            summary = run(spark, options)
+            interval_runs.append((summary, jvm_cpu(spark) - cpu))
+            steps.take()
+            print(f"interval run {turn + 1}: {summary}", flush=True)
         floor = {name: min(f[name] for f in floors) for name in floors[0]}
         load_end = os.getloadavg()
         rate = full.events / full.seconds
@@ -318,6 +331,11 @@ def main() -> int:
                         f"({'C1 only' if r['c1'] else 'C1 and C2'}): run {r['seconds']:.1f} s = "
                         f"**{r['seconds'] / full.seconds:.0%}** of the full run, {r['wall']:.1f} s with the JVM's "
                         f"start-up, JVM CPU {r['cpu']:.1f} s with its start-up" for mode, r in fresh.items()),
+            *([f"- runs as `--interval` makes them, batch after batch on the same output in this JVM, "
+               f"{new_events:,} new events written before each: "
+               + ", ".join(f"{r[0].seconds:.1f} s (JVM CPU {r[1]:.1f} s)" for r in interval_runs)
+               + f" → the best **{min(r[0].seconds for r in interval_runs) / best_full:.0%}** of the full run's best "
+               f"(JVM CPU {min(r[1] for r in interval_runs) / best_full_cpu:.0%})"] if interval_runs else []),
             f"- the floor, same records, no job: Spark's Kafka source reading them (a count) "
             f"{floor['read']:.1f} s, reading and casting each value to a string (a sum of lengths) "
             f"{floor['cast']:.1f} s → at most **{full.records / floor['cast']:,.0f} records/s** before any "
