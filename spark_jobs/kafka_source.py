@@ -49,7 +49,12 @@ _REFUSED_CLIENT = ("kafka.auto.offset.reset", "kafka.key.deserializer", "kafka.v
 
 
 class SparkJobError(RuntimeError):
-    """A Spark job cannot run (bad arguments, unreachable broker, missing topic, ...); the message says why."""
+    """A Spark job cannot run (bad arguments, unreachable broker, missing topic, ...); the message says why.
+    ``retriable``: the same run may succeed later unchanged (a broker that did not answer)."""
+
+    def __init__(self, message: str, *, retriable: bool = False) -> None:
+        super().__init__(message)
+        self.retriable = retriable
 
 
 def check_kafka_options(options: Mapping[str, str]) -> None:
@@ -90,10 +95,13 @@ class _Admin:
                     "default.api.timeout.ms": str(ADMIN_TIMEOUT_S * 1000), "client.id": "spark-jobs-offsets",
                     **client, "bootstrap.servers": bootstrap}
         try:
-            self.timeout_s = max(1, -(-int(settings["default.api.timeout.ms"]) // 1000))
+            api_timeout_ms = int(settings["default.api.timeout.ms"])
         except ValueError:
             raise SparkJobError("Kafka option 'kafka.default.api.timeout.ms' must be a number of milliseconds, not "
                                 f"{settings['default.api.timeout.ms']!r}") from None
+        if "request.timeout.ms" not in client:  # Kafka refuses an API timeout below the request timeout
+            settings["request.timeout.ms"] = str(min(ADMIN_TIMEOUT_S * 1000, api_timeout_ms))
+        self.timeout_s = max(1, -(-api_timeout_ms // 1000))
         props = java_class(spark, "java.util.Properties")()
         for key, value in settings.items():
             props.put(key, value)
@@ -110,7 +118,7 @@ class _Admin:
             text = str(exc)
             if "Timed out waiting for a node" in text or "TimeoutException" in text:
                 raise SparkJobError(f"Kafka broker {bootstrap} unreachable: no answer to {what} within "
-                                    f"{self.timeout_s} s") from None
+                                    f"{self.timeout_s} s", retriable=True) from None
             raise SparkJobError(f"Kafka {what} failed on {bootstrap}: {_first_line(text)}") from None
 
     def close(self) -> None:
@@ -118,9 +126,12 @@ class _Admin:
 
 
 def _first_line(text: str) -> str:
-    """The first line of a Java exception's text that names an exception (py4j adds its own lines around it)."""
+    """The first line of a Java exception's text that names an exception (py4j adds its own lines around it), and
+    its root cause's when it has one (``Failed to create new KafkaAdminClient`` says why only there)."""
     lines = text.splitlines() or [""]
-    return next((line for line in lines if "Exception:" in line), lines[0]).strip()
+    first = next((line for line in lines if "Exception:" in line), lines[0]).strip().lstrip(": ")
+    causes = [line.strip()[len("Caused by: "):] for line in lines if line.strip().startswith("Caused by: ")]
+    return f"{first} (caused by {causes[-1]})" if causes else first
 
 
 def offset_ranges(spark: SparkSession, bootstrap: str, *, topics: Sequence[str] = (), pattern: str | None = None,

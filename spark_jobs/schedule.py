@@ -6,7 +6,9 @@ benchmarks/results.md); run after run in one session, each batch costs what its 
 Streaming's processing-time trigger, a run starts ``interval`` seconds after the previous one started, at once when
 that one took longer. Each run is one batch with the exactly-once guarantees of a single run (a process killed at
 any point leaves a batch the next run finishes). The loop ends between runs when ``stop`` is set (the command line
-sets it on SIGTERM or SIGINT: the run under way finishes and commits first), or when a run fails.
+sets it on SIGTERM or SIGINT: the run under way finishes and commits first), or when a run fails, unless its error
+is a retriable :class:`~spark_jobs.kafka_source.SparkJobError` (a broker that did not answer the offsets' listing,
+before anything was read): that is logged and the next run, an interval later, tries again, keeping the warm JVM.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from types import FrameType
 from pyspark.sql import SparkSession
 
 from spark_jobs.batch import MaterializeOptions, Summary
+from spark_jobs.kafka_source import SparkJobError
 
 __all__ = ["run_every", "stop_on_signals"]
 
@@ -33,16 +36,22 @@ def run_every(spark: SparkSession, options: MaterializeOptions, interval: float,
               runner: Callable[[SparkSession, MaterializeOptions], Summary],
               report: Callable[[Summary], None] = print, clock: Callable[[], float] = time.monotonic) -> int:
     """Run ``runner`` every ``interval`` seconds (start to start, by ``clock``) until ``stop`` is set; ``report``
-    gets each run's summary. Returns the number of runs; a run's error is raised (the runs before it are
-    committed)."""
+    gets each run's summary. Returns the number of runs done; a run's error is raised (the runs before it are
+    committed), a retriable one logged and the run tried again at the next interval."""
     if interval <= 0:
         raise ValueError(f"the interval must be a positive number of seconds, not {interval}")
     runs = 0
     while not stop.is_set():
         started = clock()
-        summary = runner(spark, options)
-        runs += 1
-        report(summary)
+        try:
+            summary = runner(spark, options)
+        except SparkJobError as exc:
+            if not exc.retriable:
+                raise
+            log.warning("run failed, trying again in %.0f s: %s", interval, exc)
+        else:
+            runs += 1
+            report(summary)
         wait = started + interval - clock()
         if wait > 0:
             stop.wait(wait)

@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 from spark_jobs import batch as spark_batch
 from spark_jobs import delta_commits, delta_latest, delta_output
 from spark_jobs.batch import TABLE_FORMATS, session_conf
+from spark_jobs.kafka_source import SparkJobError
 from spark_jobs.materialize import MaterializeOptions, main, run
 from spark_jobs.store import OutputStore
 from stack.procs import REPO_ROOT
@@ -410,3 +411,13 @@ def test_missing_topic_and_unreachable_broker_fail_with_one_message(spark: Any, 
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"error: Kafka broker {dead} unreachable") and "\n" not in err
     assert time.monotonic() - started < 60
+    # the user's API timeout bounds the wait; an unreachable broker is retriable (runs at an interval try again),
+    # a missing topic is not
+    started = time.monotonic()
+    with pytest.raises(SparkJobError, match=f"Kafka broker {dead} unreachable: .* within 2 s") as unreachable:
+        run(spark, MaterializeOptions(dead, str(tmp_path / "d"), topics=("x",),
+                                      kafka_options={"kafka.default.api.timeout.ms": "2000"}))
+    assert unreachable.value.retriable and time.monotonic() - started < 30
+    with pytest.raises(SparkJobError, match="do not exist") as absent:
+        run(spark, MaterializeOptions(stack.kafka_bootstrap, str(tmp_path / "e"), topics=(missing,)))
+    assert not absent.value.retriable

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from spark_jobs.batch import MaterializeOptions, Summary
+from spark_jobs.kafka_source import SparkJobError
 from spark_jobs.materialize import main
 from spark_jobs.schedule import run_every, stop_on_signals
 
@@ -51,12 +52,36 @@ def test_runs_start_an_interval_apart_until_stopped() -> None:
     assert stop.waits == [8.0, 6.0]
 
 
+def test_an_unreachable_broker_is_tried_again_at_the_next_interval(caplog: pytest.LogCaptureFixture) -> None:
+    stop, now, outcomes, reports = _Waits(), [0.0], ["unreachable", "unreachable", "done"], list[Summary]()
+
+    def runner(spark: Any, options: MaterializeOptions) -> Summary:
+        now[0] += 1.0
+        if outcomes.pop(0) == "unreachable":
+            raise SparkJobError("Kafka broker b:9092 unreachable: no answer to topic listing within 15 s",
+                                retriable=True)
+        stop.set()
+        return _summary(1)
+
+    runs = run_every(None, OPTIONS, 5.0, stop, runner, reports.append, clock=lambda: now[0])  # type: ignore[arg-type]
+    assert runs == 1 and [r.batch for r in reports] == [1]
+    assert stop.waits == [4.0, 4.0, 4.0]  # each failed run waited its interval like a done one
+    assert [r.getMessage() for r in caplog.records if r.levelname == "WARNING"] == [
+        "run failed, trying again in 5 s: Kafka broker b:9092 unreachable: no answer to topic listing within 15 s"] * 2
+
+
 def test_a_failing_run_ends_the_loop_with_its_error() -> None:
     def runner(spark: Any, options: MaterializeOptions) -> Summary:
         raise RuntimeError("broker gone")
 
     with pytest.raises(RuntimeError, match="broker gone"):
         run_every(None, OPTIONS, 1.0, threading.Event(), runner, lambda _: None)  # type: ignore[arg-type]
+
+    def missing(spark: Any, options: MaterializeOptions) -> Summary:
+        raise SparkJobError("topic(s) t do not exist on b:9092")  # not retriable: the loop ends
+
+    with pytest.raises(SparkJobError, match="do not exist"):
+        run_every(None, OPTIONS, 1.0, threading.Event(), missing, lambda _: None)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="positive"):
         run_every(None, OPTIONS, 0, threading.Event(), runner, lambda _: None)  # type: ignore[arg-type]
 

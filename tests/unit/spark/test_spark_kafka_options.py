@@ -66,3 +66,18 @@ def test_the_admin_client_gets_the_kafka_client_properties() -> None:
     check_kafka_options(options)
     assert client_properties(options) == {"security.protocol": "SSL", "ssl.truststore.location": "/ca.pem",
                                           "max.poll.records": "100"}
+
+
+def test_a_java_error_is_told_by_its_first_exception_and_its_root_cause() -> None:
+    from spark_jobs.kafka_source import _first_line
+
+    text = ("An error occurred while calling z:org.apache.kafka.clients.admin.Admin.create.\n"
+            ": org.apache.kafka.common.KafkaException: Failed to create new KafkaAdminClient\n"
+            "\tat org.apache.kafka.clients.admin.KafkaAdminClient.createInternal(KafkaAdminClient.java:551)\n"
+            "Caused by: org.apache.kafka.common.config.ConfigException: Invalid value x for configuration y\n"
+            "\t... 12 more\n")
+    assert _first_line(text) == ("org.apache.kafka.common.KafkaException: Failed to create new KafkaAdminClient "
+                                 "(caused by org.apache.kafka.common.config.ConfigException: Invalid value x for "
+                                 "configuration y)")
+    assert _first_line("py4j error\n: java.lang.IllegalStateException: closed\n") == \
+        "java.lang.IllegalStateException: closed"
