@@ -56,7 +56,7 @@ from spark_jobs.delta_batches import DeltaOutput, Done, Plan
 from spark_jobs.delta_commits import batch_options, committed, transaction
 from spark_jobs.delta_latest import STATS_COLUMNS, merge_table
 from spark_jobs.delta_replace import NO_POSITION, Decision, abandon, begin
-from spark_jobs.kafka_source import SparkJobError, client_properties, offset_ranges
+from spark_jobs.kafka_source import SparkJobError, offset_ranges
 
 __all__ = ["DeltaOutput", "run"]
 
@@ -100,7 +100,7 @@ def run(spark: SparkSession, options: MaterializeOptions) -> Summary:
         log.info("batch %s of %s did not finish: applying it again", pending.batch, output.root)
         summary, done = _apply(spark, options, output, pending, done, recovering=True)
     ranges = offset_ranges(spark, options.bootstrap_servers, topics=options.topics, pattern=options.pattern,
-                           start=done.offsets, client=client_properties(options.kafka_options))
+                           start=done.offsets, options=options.kafka_options)
     if any(r.end > r.start for r in ranges):
         plan = Plan(done.batch + 1, done.app or f"spark_jobs.materialize-{uuid.uuid4()}", options.fmt,
                     tuple(ranges))

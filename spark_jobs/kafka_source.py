@@ -136,13 +136,14 @@ def _first_line(text: str) -> str:
 
 def offset_ranges(spark: SparkSession, bootstrap: str, *, topics: Sequence[str] = (), pattern: str | None = None,
                   start: Mapping[str, Mapping[str, int]] | None = None,
-                  client: Mapping[str, str] | None = None) -> list[KafkaRange]:
+                  options: Mapping[str, str] | None = None) -> list[KafkaRange]:
     """The partitions of ``topics`` (or of every topic matching ``pattern``) with the offsets to read: from
-    ``start[topic][partition]`` (the checkpoint; earliest when absent) to the latest offset now. ``client``: Kafka
-    client properties (security, TLS, SASL; :func:`client_properties`)."""
+    ``start[topic][partition]`` (the checkpoint; earliest when absent) to the latest offset now. ``options``: the
+    run's options of Spark's Kafka source, whose Kafka client properties (security, TLS, SASL;
+    :func:`client_properties`) the Admin client takes too."""
     if bool(topics) == bool(pattern):
         raise SparkJobError("give either topics or a topics pattern")
-    admin = _Admin(spark, bootstrap, client or {})
+    admin = _Admin(spark, bootstrap, client_properties(options or {}))
     try:
         # joined into one string on the JVM: iterating a Java collection from Python ends with a
         # NoSuchElementException that PySpark classifies with 13 ``instanceof`` checks, ~65 round trips

@@ -21,7 +21,7 @@ from spark_jobs.batch import (
     session_conf,
     table_schema,
 )
-from spark_jobs.kafka_source import client_properties, offset_ranges
+from spark_jobs.kafka_source import offset_ranges
 from spark_jobs.store import OutputStore, State
 
 __all__ = ["run"]
@@ -37,7 +37,7 @@ def run(spark: SparkSession, options: MaterializeOptions) -> Summary:
     batch_number = state.batch + 1
     store.recover(batch_number)
     ranges = offset_ranges(spark, options.bootstrap_servers, topics=options.topics, pattern=options.pattern,
-                           start=state.offsets, client=client_properties(options.kafka_options))
+                           start=state.offsets, options=options.kafka_options)
     offsets = {**state.offsets}
     for r in ranges:
         offsets.setdefault(r.topic, {})[str(r.partition)] = r.end
