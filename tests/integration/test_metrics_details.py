@@ -45,6 +45,10 @@ def test_producer_coordinator_and_per_collection_metrics(worker: Worker, stack: 
         "connector.class": "MongoDbConnector", "mongodb.connection.string": stack.mongo_uri, "topic.prefix": prefix,
         "collection.include.list": f"{db}.c,{db}.d", "internal.advanced.metrics.enable": "true",
         "producer.override.metrics.sample.window.ms": "500"})
+    streaming = {"plugin": "mongodb", "name": prefix, "task": "0", "context": "streaming"}
+    snapshot = {**streaming, "context": "snapshot"}
+    # the changes below come after the initial snapshot: made while it runs, it may read them too (and d)
+    _scrape_until(worker, lambda found: value(found, "debezium_metrics_SnapshotCompleted", **snapshot) == 1)
     mongo[db].c.insert_many([{"_id": n} for n in range(4, 7)])
     mongo[db].c.update_one({"_id": 1}, {"$set": {"x": 1}})
     mongo[db].c.delete_one({"_id": 2})
@@ -52,7 +56,6 @@ def test_producer_coordinator_and_per_collection_metrics(worker: Worker, stack: 
     read_topic(stack.kafka_bootstrap, f"{prefix}.{db}.d", 2)
     topic_c = f"{prefix}.{db}.c"
     client = {"clientid": f"connector-producer-{name}-0"}
-    streaming = {"plugin": "mongodb", "name": prefix, "task": "0", "context": "streaming"}
 
     def ready(found: Found) -> bool:  # c: 4 read + 3 created + 1 updated + 1 deleted (+ its tombstone)
         sent = value(found, "kafka_producer_topic_record_send_total", **client, topic=topic_c)
@@ -105,7 +108,7 @@ def test_producer_coordinator_and_per_collection_metrics(worker: Worker, stack: 
                for labels, _ in found.get("kafka_connect_node_request_latency_avg", []))
 
     # the snapshot context: the initial snapshot completed, the queue shown in both contexts
-    snapshot = {**streaming, "context": "snapshot"}  # d did not exist yet: one collection
+    # d did not exist yet: one collection
     for family, expected in (("SnapshotCompleted", 1), ("SnapshotRunning", 0), ("SnapshotSkipped", 0),
                              ("SnapshotPaused", 0), ("TotalTableCount", 1), ("RemainingTableCount", 0)):
         assert value(found, f"debezium_metrics_{family}", **snapshot) == expected, family
