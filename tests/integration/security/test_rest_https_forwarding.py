@@ -94,3 +94,13 @@ def test_forwarding_between_https_workers(https_workers: list[HttpsWorker], stac
         time.sleep(0.5)
     else:
         pytest.fail(f"tasks never ran (task configs are forwarded to the leader over https): {states}")
+
+    # the workers stop at once although idle https connections (these clients', the forwarding client's) are open:
+    # a connection closed on shutdown waits for the peer's close_notify, which uvicorn waited its whole graceful
+    # timeout for
+    for worker in https_workers:
+        worker.stop(timeout=20)
+        log = worker.log_path.read_text()
+        assert "Worker stopped" in log and "timeout graceful shutdown exceeded" not in log
+    for client in clients:
+        client.close()
