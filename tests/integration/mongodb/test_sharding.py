@@ -44,7 +44,7 @@ def _wait_streams_open(shard_uris: dict[int, str], db: str, bootstrap: str, topi
             pending -= {(shard, topic) for shard in shard_uris if any(k.startswith(f'"p{shard}-') for k in keys)}
 
 
-def test_one_task_per_replica_set_group_and_new_shards(worker: Worker, stack: Any, secantus_factory: Any) -> None:
+def test_one_task_per_replica_set_group_and_new_shards(secantus_factory: Any, worker: Worker, stack: Any) -> None:
     shards = [secantus_factory() for _ in range(3)]
     config_server = secantus_factory()
     with client(config_server.uri) as cfg:
