@@ -16,8 +16,8 @@ from pyspark.sql import SparkSession
 
 from spark_jobs import cds
 
-__all__ = ["DRIVER_GC", "DRIVER_JIT", "LOCAL_CONF", "LOCAL_FILES", "driver_options", "local_files", "quiet_py4j",
-           "session"]
+__all__ = ["DRIVER_GC", "DRIVER_JIT", "DRIVER_METASPACE", "LOCAL_CONF", "LOCAL_FILES", "driver_options", "initial_heap",
+           "local_files", "quiet_py4j", "session"]
 
 DEBUGGING = ("spark.python.sql.dataFrameDebugging.enabled", "false")
 LOCAL_CONF = {
@@ -87,15 +87,24 @@ DRIVER_GC = "-XX:+UseParallelGC"
 # 2026-11-30).
 DRIVER_JIT = ("-XX:Tier4InvocationThreshold=100000 -XX:Tier4MinInvocationThreshold=40000 "
               "-XX:Tier4CompileThreshold=120000 -XX:Tier4BackEdgeThreshold=1000000")
+# ... and its heap starts at its maximum (``-Xms`` = ``spark.driver.memory``), with class metadata allowed to grow to
+# 256 MB before it triggers a collection: the parallel collector grew and shrank a heap started small as a full
+# run's cache filled it (about two full collections a run, "Ergonomics"), and Spark's and Delta's classes took
+# eight collections to load. Full runs of 508,090 records, 4 per JVM, JVMs alternating (2 each way): the
+# collector's threads 2.4-3.0 s of CPU in runs 2-4 against 4.1-5.0 s (lower in 6 of 6), the runs' JVM CPU 35.7 s
+# against 38.4 s on average (benchmarks/results.md 2026-12-02 01:36)
+DRIVER_METASPACE = "-XX:MetaspaceSize=256m"
 _GC_FLAG = re.compile(r"-XX:[+-]Use\w*GC\b")
+_MEMORY = re.compile(r"(\d+)\s*([kmgt]?)b?", re.IGNORECASE)
 _JIT_CHOICE = "-XX:TieredStopAtLevel=1"  # what spark_jobs.jit may put in the conf: the job's, not the user's
 
 
-def driver_options(conf: Mapping[str, str]) -> str | None:
-    """:data:`DRIVER_GC` and :data:`DRIVER_JIT` for a driver JVM started with ``conf``, unless the user chose
-    driver JVM options (in ``conf``, ``PYSPARK_SUBMIT_ARGS`` or ``spark-defaults.conf``, or JIT flags in
-    ``JAVA_TOOL_OPTIONS``/``JDK_JAVA_OPTIONS``/``_JAVA_OPTIONS``: theirs are kept as they are) or a collector in
-    one of those three (two collectors stop the JVM from starting)."""
+def driver_options(conf: Mapping[str, str], memory: str | None = None) -> str | None:
+    """:data:`DRIVER_GC`, :data:`DRIVER_JIT` and :data:`DRIVER_METASPACE`, and an initial heap of ``memory`` (the
+    ``spark.driver.memory`` the JVM is started with, see :func:`initial_heap`), for a driver JVM started with
+    ``conf``, unless the user chose driver JVM options (in ``conf``, ``PYSPARK_SUBMIT_ARGS`` or
+    ``spark-defaults.conf``, or JIT flags in ``JAVA_TOOL_OPTIONS``/``JDK_JAVA_OPTIONS``/``_JAVA_OPTIONS``: theirs
+    are kept as they are) or a collector in one of those three (two collectors stop the JVM from starting)."""
     from spark_jobs.jit import user_java_options
 
     if conf.get(JAVA_OPTIONS, _JIT_CHOICE) != _JIT_CHOICE:
@@ -105,7 +114,23 @@ def driver_options(conf: Mapping[str, str]) -> str | None:
     if any(_GC_FLAG.search(os.environ.get(name, "")) for name in ("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS",
                                                                   "_JAVA_OPTIONS")):
         return None
-    return f"{DRIVER_GC} {DRIVER_JIT}"
+    heap = initial_heap(memory)
+    return " ".join(o for o in (DRIVER_GC, DRIVER_JIT, DRIVER_METASPACE, heap) if o)
+
+
+def initial_heap(memory: str | None) -> str | None:
+    """``-Xms`` for a driver whose maximum heap is ``memory`` (Spark's notation: a number of MiB, or one with a
+    ``k``/``m``/``g``/``t`` unit), or None: for no or an unreadable value, and when ``PYSPARK_SUBMIT_ARGS`` sets
+    the driver's memory itself (``--driver-memory`` wins over the session's setting: a larger ``-Xms`` than the
+    heap's maximum stops the JVM from starting)."""
+    found = _MEMORY.fullmatch((memory or "").strip())
+    submit = os.environ.get("PYSPARK_SUBMIT_ARGS", "")
+    if found is None or "--driver-memory" in submit or "spark.driver.memory" in submit:
+        return None
+    number, unit = int(found[1]), (found[2] or "m").lower()
+    if unit == "t":
+        number, unit = number * 1024, "g"
+    return f"-Xms{number}{unit}" if number > 0 else None
 
 
 def job_jars() -> list[str]:
@@ -176,7 +201,7 @@ def session(master: str | None = None, jars: Sequence[str] | None = None,
     jar_list = list(jars) if jars is not None else job_jars()
     builder = SparkSession.builder.master(master or "local[2]").appName("spark-jobs")
     settings = {**LOCAL_CONF, **local_files(jar_list, conf or {}), **(conf or {})}
-    chosen = driver_options(conf or {})
+    chosen = driver_options(conf or {}, settings.get("spark.driver.memory"))
     archive = None
     if chosen is not None:
         # and the classes from the class data sharing archive of the JVM and class path (spark_jobs.cds)

@@ -83,7 +83,8 @@ options = spark.sparkContext.getConf().get("spark.driver.extraJavaOptions", "").
 print("result", code, "conf:" + ("C1" if "-XX:TieredStopAtLevel=1" in options else "default"),
       "jvm:" + ("C1" if "-XX:TieredStopAtLevel=1" in arguments else "default"),
       "gc:" + ("parallel" if "-XX:+UseParallelGC" in arguments else "default"),
-      "c2:" + ("late" if "-XX:Tier4InvocationThreshold=100000" in arguments else "default"))
+      "c2:" + ("late" if "-XX:Tier4InvocationThreshold=100000" in arguments else "default"),
+      "heap:" + ("from-max" if {"-Xms2g", "-Xmx2g", "-XX:MetaspaceSize=256m"} <= set(arguments) else "default"))
 """
 
 
@@ -97,5 +98,5 @@ def test_the_command_line_starts_a_small_runs_jvm_with_c1_only(stack: Any, tmp_p
     done = subprocess.run(cmd, cwd=REPO_ROOT, env={**env, "PYTHONPATH": str(REPO_ROOT)}, capture_output=True,
                           text=True, timeout=280)
     result = [line for line in done.stdout.splitlines() if line.startswith("result ")]
-    assert result == ["result 0 conf:C1 jvm:C1 gc:parallel c2:late"], done.stdout + done.stderr
+    assert result == ["result 0 conf:C1 jvm:C1 gc:parallel c2:late heap:from-max"], done.stdout + done.stderr
     assert "the C1 JIT compiler only (20 records to read" in done.stderr

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from spark_jobs.session import DRIVER_GC, DRIVER_JIT, driver_options, quiet_py4j
+from spark_jobs.session import DRIVER_GC, DRIVER_JIT, DRIVER_METASPACE, driver_options, initial_heap, quiet_py4j
 
 
 @pytest.fixture
@@ -42,10 +42,26 @@ def no_user_jvm_options(monkeypatch: pytest.MonkeyPatch, tmp_path: object) -> py
 
 def test_the_driver_runs_the_parallel_collector_and_later_c2_beside_the_jit_choice(
         no_user_jvm_options: pytest.MonkeyPatch) -> None:
-    both = f"{DRIVER_GC} {DRIVER_JIT}"
+    both = f"{DRIVER_GC} {DRIVER_JIT} {DRIVER_METASPACE}"
     assert driver_options({}) == both
     assert driver_options({"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1"}) == both
+    assert driver_options({}, "2g") == f"{both} -Xms2g"
     assert all(flag.startswith("-XX:Tier4") for flag in DRIVER_JIT.split())
+
+
+@pytest.mark.parametrize(("memory", "flag"), [("2g", "-Xms2g"), ("1536M", "-Xms1536m"), ("4gb", "-Xms4g"),
+                                              ("2048", "-Xms2048m"), ("1t", "-Xms1024g"), (" 3G ", "-Xms3g"),
+                                              ("lots", None), ("", None), (None, None), ("0g", None)])
+def test_the_heap_starts_at_the_drivers_memory(no_user_jvm_options: pytest.MonkeyPatch, memory: str | None,
+                                               flag: str | None) -> None:
+    assert initial_heap(memory) == flag
+
+
+@pytest.mark.parametrize("submit", ["--driver-memory 1g pyspark-shell", "--conf spark.driver.memory=1g pyspark-shell"])
+def test_no_initial_heap_when_spark_submit_sets_the_memory(no_user_jvm_options: pytest.MonkeyPatch,
+                                                            submit: str) -> None:
+    no_user_jvm_options.setenv("PYSPARK_SUBMIT_ARGS", submit)
+    assert initial_heap("2g") is None
 
 
 @pytest.mark.parametrize("where", ["conf", "submit", "tool", "tool-jit"])
