@@ -77,15 +77,21 @@ JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 # 9.9-17.1 s, its JVM CPU 14.2-16.5 s against 16.3-17.4 s, the full run's JVM CPU 43.1-47.1 s against 43.9-54.0 s:
 # lower in 4 of 4 pairs each (the full run's wall in 3 of 4; benchmarks/results.md 2026-11-29)
 DRIVER_GC = "-XX:+UseParallelGC"
-# ... and its C2 compiler takes a method only after 20 times the calls and loop iterations of the JVM's defaults
-# (C1 compiles as before). A run's hot loops (the JSON parse, Parquet's encoders, the aggregates) pass those counts
-# within the first thousands of records and are still compiled by C2; the planner's, Delta's and the log replay's
-# lukewarm code, which C2 compiled at length in every run (3-4.6 s of C2 CPU in each warm incremental run of 5,082
-# records, 13-15 s in a full run of 508,090), stays C1's. One process per variant, interleaved: a full run in a
-# new JVM 53.7, 51.6 s of JVM CPU against 41.4, 42.0 s (wall 30.3, 28.9 against 26.0, 26.3 s), the incremental run
-# after it 13.1, 12.5 against 10.2, 10.3 s, the next one 7.4, 6.5 against 5.6, 5.5 s (benchmarks/results.md
-# 2026-11-30).
-DRIVER_JIT = ("-XX:Tier4InvocationThreshold=100000 -XX:Tier4MinInvocationThreshold=40000 "
+# ... and its C2 compiler takes a method only after 20 times the calls and loop iterations of the JVM's defaults. A
+# run's hot loops (the JSON parse, Parquet's encoders, the aggregates) pass those counts within the first thousands
+# of records and are still compiled by C2; the planner's, Delta's and the log replay's lukewarm code, which C2
+# compiled at length in every run (3-4.6 s of C2 CPU in each warm incremental run of 5,082 records, 13-15 s in a full
+# run of 508,090), stays C1's. One process per variant, interleaved: a full run in a new JVM 53.7, 51.6 s of JVM CPU
+# against 41.4, 42.0 s (wall 30.3, 28.9 against 26.0, 26.3 s), the incremental run after it 13.1, 12.5 against 10.2,
+# 10.3 s, the next one 7.4, 6.5 against 5.6, 5.5 s (benchmarks/results.md 2026-11-30). C1 takes a method after a
+# quarter of the JVM's default calls and loop iterations: the lukewarm code that C2 leaves to it runs in the
+# interpreter for fewer runs before C1 compiles it. Full runs of 513,172 records, three in each new JVM, then
+# incremental runs, JVMs alternating (5 each way): the second full run 22.6 s against 24.0 s on average (lower in 4
+# of 5 pairs), the third 19.5 s against 20.8 s (lower in 5 of 5; JVM CPU 34.9 against 36.7 s); the JVM's first full
+# run and the incremental runs after them within their spread (benchmarks/results.md 2026-12-02 04:45).
+DRIVER_JIT = ("-XX:Tier3InvocationThreshold=50 -XX:Tier3MinInvocationThreshold=25 -XX:Tier3CompileThreshold=500 "
+              "-XX:Tier3BackEdgeThreshold=15000 "
+              "-XX:Tier4InvocationThreshold=100000 -XX:Tier4MinInvocationThreshold=40000 "
               "-XX:Tier4CompileThreshold=120000 -XX:Tier4BackEdgeThreshold=1000000")
 # ... and its heap starts at its maximum (``-Xms`` = ``spark.driver.memory``), with class metadata allowed to grow to
 # 256 MB before it triggers a collection: the parallel collector grew and shrank a heap started small as a full

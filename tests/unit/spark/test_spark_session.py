@@ -46,7 +46,10 @@ def test_the_driver_runs_the_parallel_collector_and_later_c2_beside_the_jit_choi
     assert driver_options({}) == both
     assert driver_options({"spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1"}) == both
     assert driver_options({}, "2g") == f"{both} -Xms2g"
-    assert all(flag.startswith("-XX:Tier4") for flag in DRIVER_JIT.split())
+    assert all(flag.startswith(("-XX:Tier3", "-XX:Tier4")) for flag in DRIVER_JIT.split())
+    thresholds = dict(flag.removeprefix("-XX:").split("=") for flag in DRIVER_JIT.split())
+    # C1 earlier than the JVM's defaults (200 calls), C2 later (5,000)
+    assert int(thresholds["Tier3InvocationThreshold"]) < 200 < 5_000 < int(thresholds["Tier4InvocationThreshold"])
 
 
 @pytest.mark.parametrize(("memory", "flag"), [("2g", "-Xms2g"), ("1536M", "-Xms1536m"), ("4gb", "-Xms4g"),
