@@ -45,6 +45,7 @@ from spark_jobs import tables
 from spark_jobs.batch import (
     CACHE,
     PARQUET_WRITE,
+    SMALL_BATCH_RECORDS,
     Batch,
     MaterializeOptions,
     Summary,
@@ -55,7 +56,7 @@ from spark_jobs.batch import (
 from spark_jobs.delta_batches import DeltaOutput, Done, Plan
 from spark_jobs.delta_commits import batch_options, committed, transaction
 from spark_jobs.delta_latest import STATS_COLUMNS, merge_table
-from spark_jobs.delta_replace import NO_POSITION, Decision, abandon, begin
+from spark_jobs.delta_replace import NO_POSITION, Decision, abandon, begin, lists_files
 from spark_jobs.kafka_source import SparkJobError, offset_ranges
 
 __all__ = ["DeltaOutput", "run"]
@@ -72,6 +73,11 @@ REJECTS_STATS = "topic,partition,offset,kafka_ts,key,reason,batch"
 # (documents and all) by date first; beyond this many dates in one task Spark sorts again. Set for the whole batch
 # (only the change logs are partitioned).
 _CONCURRENT_WRITERS = {"spark.sql.maxConcurrentOutputFileWriters": "32"}
+# Delta lists a table's files in its checksum files up to this many files (its default: 50), where a small
+# batch's change of a latest-state table takes them from (spark_jobs/java's KeyReplacement): a table that gains a
+# file each run would otherwise pass 50 after about 45 incremental runs and go back to a log replay each run. A
+# checksum file then holds up to ~1 MB (~850 bytes a file). Set for the batch when the session does not set it.
+CHECKSUM_FILES = ("spark.databricks.delta.allFilesInCrc.thresholdNumFiles", "1000")
 # The fair scheduler pool of the change logs' appends (spark_jobs/fairscheduler.xml, which a session
 # spark_jobs.session starts schedules by): under Spark's FIFO scheduling the appends' tasks, submitted first, took
 # both cores while the tables' jobs waited, and the tables' skewed stages then ran alone on one core. Full runs of
@@ -117,8 +123,13 @@ def _apply(spark: SparkSession, options: MaterializeOptions, output: DeltaOutput
     """Apply one batch (a small one without code generation, see :func:`small_batch_settings`; its Parquet files
     written with :data:`PARQUET_WRITE`)."""
     with small_batch_settings(spark, sum(r.end - r.start for r in plan.ranges)), \
-            session_conf(spark, {**PARQUET_WRITE, **_CONCURRENT_WRITERS}):
+            session_conf(spark, {**PARQUET_WRITE, **_CONCURRENT_WRITERS, **_checksum_files(spark)}):
         return _apply_batch(spark, options, output, plan, done, recovering=recovering)
+
+
+def _checksum_files(spark: SparkSession) -> dict[str, str]:
+    """:data:`CHECKSUM_FILES` unless the session sets that threshold itself."""
+    return {} if spark.conf.get(CHECKSUM_FILES[0], None) is not None else dict([CHECKSUM_FILES])
 
 
 def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: DeltaOutput, plan: Plan,
@@ -128,7 +139,8 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
     log.info("batch %s reads %s", plan.batch,
              ", ".join(f"{r.topic}[{r.partition}] {r.start}..{r.end}" for r in plan.ranges if r.end > r.start))
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-jobs-snapshots") as warming:
-        warming.submit(_load_snapshots, spark, [output.table(t) for t in sorted({r.topic for r in plan.ranges})])
+        warming.submit(_load_snapshots, spark, [output.table(t) for t in sorted({r.topic for r in plan.ranges})],
+                       small=sum(r.end - r.start for r in plan.ranges) <= SMALL_BATCH_RECORDS)
         batch = read_batch(spark, options, plan.ranges, plan.fmt, None if recovering else done.positions)
     log.info("batch %s: %s records decoded in %.1f s", plan.batch, batch.records, time.monotonic() - batch.started)
     new_schemas, rows, positions = dict(done.schemas), dict(done.rows), dict(done.positions)
@@ -232,16 +244,18 @@ def _append_logs(spark: SparkSession, output: DeltaOutput, plan: Plan, batch: Ba
     log.info("batch %s: change logs and rejects appended in %.1f s", plan.batch, time.monotonic() - step)
 
 
-def _load_snapshots(spark: SparkSession, paths: list[str]) -> None:
+def _load_snapshots(spark: SparkSession, paths: list[str], *, small: bool) -> None:
     """Have Delta load the state of each latest-state table at ``paths`` that exists (the list of its files and
     their statistics, a Spark job over its log), as a ``DESCRIBE DETAIL`` does, while the batch is read: the
     table's change needs it (its delete asks for the number of files), and otherwise loaded it then, on the
     critical path. Delta keeps the state with the table's snapshot for the writes that follow. Best effort: a
     failure here is logged, and the write loads the state itself. (Measured against the threads alone: incremental
-    runs 5.44 against 5.59 s, medians of 6, the rounds' spread larger; benchmarks/results.md 2026-11-30 12:35.)"""
+    runs 5.44 against 5.59 s, medians of 6, the rounds' spread larger; benchmarks/results.md 2026-11-30 12:35.)
+    A ``small`` batch's change of a table whose checksum file lists its files does not need the state
+    (:func:`spark_jobs.delta_replace.lists_files`): it is not loaded."""
     for path in paths:
         try:
-            if DeltaTable.isDeltaTable(spark, path):
+            if DeltaTable.isDeltaTable(spark, path) and not (small and lists_files(spark, path)):
                 DeltaTable.forPath(spark, path).detail()  # the command runs here (a command is run eagerly)
         except Exception as exc:  # noqa: BLE001 - only a head start; the writes load what they need themselves
             log.debug("could not load the Delta state of %s ahead of its write: %s", path, exc)

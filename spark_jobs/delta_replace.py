@@ -18,7 +18,7 @@ from spark_jobs.batch import session_conf
 from spark_jobs.hadoop_fs import HadoopFolder
 
 __all__ = ["NO_POSITION", "Decision", "Position", "abandon", "begin", "decide", "deleted_rows", "last_write_metric",
-           "newest", "replace_keys", "sql_string", "supersedes"]
+           "lists_files", "newest", "replace_keys", "sql_string", "supersedes"]
 
 log = logging.getLogger(__name__)
 
@@ -122,6 +122,18 @@ def begin(spark: SparkSession, path: str, decision: Decision, keys: DataFrame | 
         log.info("latest-state table %s changed by one replaceWhere write: %s", path,
                  str(exc).splitlines()[0] if str(exc) else exc)
         return None
+
+
+def lists_files(spark: SparkSession, path: str) -> bool:
+    """Whether the checksum file of the Delta table at ``path`` lists its files (``spark_jobs/java``'s
+    ``KeyReplacement.listsFiles``): a replacement :func:`begin` starts then takes them from there, without Delta's
+    log replay. False when the session's class path lacks that class."""
+    try:
+        return bool(spark._jvm.spark_jobs.delta.KeyReplacement.listsFiles(  # type: ignore[union-attr]
+            spark._jsparkSession, path))
+    except Exception as exc:  # noqa: BLE001 - py4j: the class is not there (a JavaPackage, not callable) or fails
+        log.debug("the checksum file of %s not read for its files: %s", path, exc)
+        return False
 
 
 def abandon(started: Any | None) -> None:

@@ -21,6 +21,7 @@ from spark_jobs.delta_replace import (
     abandon,
     begin,
     decide,
+    lists_files,
     newest,
     replace_keys,
     sql_string,
@@ -170,3 +171,39 @@ def test_every_key_joined_replaces_and_deletes_the_batchs_keys_without_listing_t
     assert len(history) == 2 and history[0]["userMetadata"] == MARKER
     assert (history[0]["operationMetrics"]["numOutputRows"], history[0]["operationMetrics"]["numDeletedRows"]) \
         == ("2", "2")
+
+
+@pytest.mark.parametrize("listed", [True, False], ids=["checksum-files", "log-replay"])
+def test_a_replacement_marks_the_touched_files_from_the_checksums_file_list_or_the_logs(
+        spark: Any, tmp_path: Path, listed: bool) -> None:
+    path = tmp_path / "t"
+    # Delta lists the files in a version's checksum file up to its threshold: 0 lists none
+    with session_conf(spark, {"spark.databricks.delta.allFilesInCrc.thresholdNumFiles": "1000" if listed else "0"}):
+        _stored(spark, path)
+        assert lists_files(spark, str(path)) == listed
+
+        def replace(batch: list[Any]) -> int | None:
+            rows = spark.createDataFrame(batch, SCHEMA)
+            started = begin(spark, str(path), Decision.every_key(), rows.select("_key"))
+            assert started is not None
+            return replace_keys(spark, str(path), Decision.every_key(), rows, MARKER, started)
+
+        # a deletion vector on the stored file, and a file added
+        assert replace([("a'1", "u", _at(60), 1, 10), ("c", "d", _at(61), 1, None), ("new", "c", _at(62), 1, 60)]) == 0
+        assert lists_files(spark, str(path)) == listed
+        # the stored file's other rows: its deletion vector grows to every row, the file is removed
+        assert replace([("b\\2", "d", _at(70), 1, None), ('d"\u00e9', "d", _at(70), 2, None),
+                        ("same", "d", _at(70), 3, None)]) == -3
+    assert _table(spark, path) == {"a'1": ("u", 10), "new": ("c", 60)}
+    log = [json.loads(line) for line in (path / "_delta_log" / f"{2:020d}.json").read_text().splitlines()]
+    removed = [a["remove"] for a in log if "remove" in a]
+    assert len(removed) == 1 and removed[0]["deletionVector"]["cardinality"] == 2
+    assert not [a for a in log if "add" in a]  # the file went whole: no file with a deletion vector added
+    first = [json.loads(line) for line in (path / "_delta_log" / f"{1:020d}.json").read_text().splitlines()]
+    marked = [a["add"] for a in first if "add" in a and a["add"].get("deletionVector")]
+    assert len(marked) == 1 and marked[0]["deletionVector"]["cardinality"] == 2
+    stats = json.loads(marked[0]["stats"])
+    assert stats["tightBounds"] is False and stats["numRecords"] == 5  # the file's rows, the deleted ones too
+    history = DeltaTable.forPath(spark, str(path)).history().collect()
+    assert history[1]["operationMetrics"]["numDeletedRows"] == "2"
+    assert history[0]["operationMetrics"]["numRemovedFiles"] == "1"
