@@ -28,6 +28,11 @@ class Plan:
     fmt: str
     ranges: tuple[KafkaRange, ...]
 
+    @property
+    def records(self) -> int:
+        """How many Kafka records the batch reads."""
+        return sum(r.end - r.start for r in self.ranges)
+
     def to_json(self) -> str:
         return json.dumps({"batch": self.batch, "app": self.app, "format": self.fmt,
                            "ranges": [[r.topic, r.partition, r.start, r.end] for r in self.ranges]}, indent=1)

@@ -86,7 +86,7 @@ def merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str
     documents = prepared.where(F.col("op") != "d")
     path = output.table(topic)
     exists = DeltaTable.isDeltaTable(spark, path)
-    small = sum(r.end - r.start for r in plan.ranges) <= SMALL_BATCH_RECORDS  # its keys are few enough to list
+    small = plan.records <= SMALL_BATCH_RECORDS  # its keys are few enough to list
     decision, started = early if early is not None else (None, None)
     if decision is None and exists and small and not recovering:
         # which changes apply needs only the batch's keys and positions: the stored rows of those keys are

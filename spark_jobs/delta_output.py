@@ -122,7 +122,7 @@ def _apply(spark: SparkSession, options: MaterializeOptions, output: DeltaOutput
            done: Done, *, recovering: bool) -> tuple[Summary, Done]:
     """Apply one batch (a small one without code generation, see :func:`small_batch_settings`; its Parquet files
     written with :data:`PARQUET_WRITE`)."""
-    with small_batch_settings(spark, sum(r.end - r.start for r in plan.ranges)), \
+    with small_batch_settings(spark, plan.records), \
             session_conf(spark, {**PARQUET_WRITE, **_CONCURRENT_WRITERS, **_checksum_files(spark)}):
         return _apply_batch(spark, options, output, plan, done, recovering=recovering)
 
@@ -140,7 +140,7 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
              ", ".join(f"{r.topic}[{r.partition}] {r.start}..{r.end}" for r in plan.ranges if r.end > r.start))
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-jobs-snapshots") as warming:
         warming.submit(_load_snapshots, spark, [output.table(t) for t in sorted({r.topic for r in plan.ranges})],
-                       small=sum(r.end - r.start for r in plan.ranges) <= SMALL_BATCH_RECORDS)
+                       small=plan.records <= SMALL_BATCH_RECORDS)
         batch = read_batch(spark, options, plan.ranges, plan.fmt, None if recovering else done.positions)
     log.info("batch %s: %s records decoded in %.1f s", plan.batch, batch.records, time.monotonic() - batch.started)
     new_schemas, rows, positions = dict(done.schemas), dict(done.rows), dict(done.positions)

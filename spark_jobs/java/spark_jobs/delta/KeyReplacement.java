@@ -227,15 +227,12 @@ public final class KeyReplacement {
 
     /**
      * Whether widening each touched file's statistics (Delta's {@code updateStatsToWideBounds}) only clears their
-     * tight bounds: each has statistics with its row count, and none has both tight bounds and a deletion vector
-     * (whose all-null columns' null counts widening raises to the physical row count).
+     * tight bounds: none has both tight bounds and a deletion vector (whose all-null columns' null counts widening
+     * raises to the physical row count). The files come from {@link #checksumFiles}: each has its statistics.
      */
     private static boolean widenable(Seq<TouchedFileWithDV> touched) {
         for (TouchedFileWithDV file : CollectionConverters.asJava(touched)) {
             AddFile add = file.fileLogEntry();
-            if (add.stats() == null || add.numPhysicalRecords().isEmpty()) {
-                return false;
-            }
             if (add.deletionVector() != null && add.tightBounds().getOrElse(() -> true).equals(Boolean.TRUE)) {
                 return false;
             }
