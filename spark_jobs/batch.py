@@ -23,22 +23,31 @@ from spark_jobs.kafka_source import KafkaRange, read_range
 
 log = logging.getLogger(__name__)
 
-__all__ = ["CACHE", "PARQUET_WRITE", "PREFIX_SAMPLE", "SMALL_BATCH_RECORDS", "TABLE_FORMATS", "Batch",
-           "MaterializeOptions", "Summary", "read_batch", "schema_prefixes", "session_conf", "small_batch_settings",
-           "table_schema"]
+__all__ = ["CACHE", "CODEGEN_CACHE", "PARQUET_WRITE", "PREFIX_SAMPLE", "RAN", "SMALL_BATCH_RECORDS", "TABLE_FORMATS",
+           "Batch", "MaterializeOptions", "Summary", "generated_code_pays", "read_batch", "schema_prefixes",
+           "session_conf", "small_batch_settings", "table_schema"]
 
 TABLE_FORMATS = ("delta", "parquet")
 # Up to this many records a batch's last position per key is broadcast (a row of ~60 bytes per key): beyond it
 # the driver would hold too much, and Spark's shuffle join is used.
 BROADCAST_RECORDS = 2_000_000
-# A batch of up to this many records is evaluated without Spark's code generation: a warm incremental run of
-# 1,000 records spent ~85 % of its CPU on the driver (planning, compiling each plan's generated Java with Janino,
-# Delta's log) against ~15 % in tasks, and interpreted expressions cost less than the compiling for so few rows
-# (benchmarks/results.md, 2026-11-25 16:55); nor adaptive query execution, whose re-planning between the stages
-# of so small a batch costs more driver time than it saves (benchmarks/results.md, 2026-11-28)
+# A batch of up to this many records is a small one. It runs without adaptive query execution, whose re-planning
+# between the stages of so small a batch costs more driver time than it saves (benchmarks/results.md,
+# 2026-11-28), and, as a JVM's first batch, without Spark's code generation: compiling each plan's generated Java
+# with Janino in a new JVM costs more than interpreted expressions for so few rows (an incremental run of 5,082
+# records as the command line runs it: 12.1-14.7 s against 10.2-10.3 s; benchmarks/results.md 2026-12-02).
+# Later small batches in the JVM (--interval, a notebook's session) run the generated code, whose classes Spark
+# keeps (:data:`CODEGEN_CACHE`) and the JIT has compiled: the same plans' classes are not compiled again.
 SMALL_BATCH_RECORDS = 25_000
-_INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-                "spark.sql.adaptive.enabled": "false"}
+_NO_AQE = {"spark.sql.adaptive.enabled": "false"}
+_INTERPRETED = {**_NO_AQE, "spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+# Spark's cache of the classes it generated, JVM-wide (a static setting): its default of 100 is less than a full
+# and a small batch generate together (56 each here), so small batches after full ones compiled 44-49 of their
+# classes again every run (3.2-3.7 s a run against 2.1-2.5 s with 1,000 entries; benchmarks/results.md
+# 2026-12-02). Set in the local sessions (spark_jobs.session); a small batch runs generated code only with it
+# (:func:`generated_code_pays`).
+CODEGEN_CACHE = ("spark.sql.codegen.cache.maxEntries", "1000")
+RAN = "spark_jobs.batch.ran"  # a system property of the JVM once a batch ran in it
 
 # The batch's decoded rows are cached without the columnar cache's compression: its schemes (dictionary, run
 # length) do not shrink the documents' text, the bulk of the rows, but gathering their statistics hashes every
@@ -157,13 +166,26 @@ class Batch:
 
 @contextmanager
 def small_batch_settings(spark: SparkSession, records: int) -> Iterator[None]:
-    """Inside: no code generation and no adaptive query execution when ``records`` is at most
-    :data:`SMALL_BATCH_RECORDS` (the session's own settings back afterwards)."""
-    if records > SMALL_BATCH_RECORDS:
-        yield
-        return
-    with session_conf(spark, _INTERPRETED):
-        yield
+    """Inside, when ``records`` is at most :data:`SMALL_BATCH_RECORDS`: no adaptive query execution, and no code
+    generation either unless it pays (:func:`generated_code_pays`). Afterwards the session's own settings are back
+    and the JVM has run a batch."""
+    try:
+        if records > SMALL_BATCH_RECORDS:
+            yield
+            return
+        with session_conf(spark, _NO_AQE if generated_code_pays(spark) else _INTERPRETED):
+            yield
+    finally:
+        spark._jvm.java.lang.System.setProperty(RAN, "true")  # type: ignore[union-attr]
+
+
+def generated_code_pays(spark: SparkSession) -> bool:
+    """Whether a small batch runs Spark's generated code: when its JVM has run a batch already and Spark keeps at
+    least :data:`CODEGEN_CACHE` generated classes (see :data:`SMALL_BATCH_RECORDS`)."""
+    if spark._jvm.java.lang.System.getProperty(RAN) is None:  # type: ignore[union-attr]
+        return False
+    kept = spark.conf.get(CODEGEN_CACHE[0], None)
+    return kept is not None and kept.isdigit() and int(kept) >= int(CODEGEN_CACHE[1])
 
 
 @contextmanager

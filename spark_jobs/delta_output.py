@@ -120,8 +120,8 @@ def run(spark: SparkSession, options: MaterializeOptions) -> Summary:
 
 def _apply(spark: SparkSession, options: MaterializeOptions, output: DeltaOutput, plan: Plan,
            done: Done, *, recovering: bool) -> tuple[Summary, Done]:
-    """Apply one batch (a small one without code generation, see :func:`small_batch_settings`; its Parquet files
-    written with :data:`PARQUET_WRITE`)."""
+    """Apply one batch (a small one without adaptive execution, and as its JVM's first without code generation: see
+    :func:`small_batch_settings`; its Parquet files written with :data:`PARQUET_WRITE`)."""
     with small_batch_settings(spark, plan.records), \
             session_conf(spark, {**PARQUET_WRITE, **_CONCURRENT_WRITERS, **_checksum_files(spark)}):
         return _apply_batch(spark, options, output, plan, done, recovering=recovering)

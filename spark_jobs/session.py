@@ -15,6 +15,7 @@ from pyspark import SparkContext
 from pyspark.sql import SparkSession
 
 from spark_jobs import cds
+from spark_jobs.batch import CODEGEN_CACHE
 
 __all__ = ["DRIVER_GC", "DRIVER_JIT", "DRIVER_METASPACE", "LOCAL_CONF", "LOCAL_FILES", "driver_options", "initial_heap",
            "local_files", "quiet_py4j", "session"]
@@ -59,6 +60,9 @@ LOCAL_CONF = {
     # printed at each step). Incremental runs alternating in one JVM, medians of 6: JVM CPU 7.31 s against 7.90 s,
     # wall 5.21 against 5.43 s (benchmarks/results.md 2026-11-30 12:50).
     "spark.sql.ui.explainMode": "simple",
+    # Spark's cache of generated classes large enough for a full batch's and a small one's (see
+    # spark_jobs.batch.CODEGEN_CACHE)
+    CODEGEN_CACHE[0]: CODEGEN_CACHE[1],
     "spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
     "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog",
 }

@@ -12,9 +12,10 @@ import pytest
 from bson import Binary, Decimal128, Int64, ObjectId, Regex, Timestamp
 from pyspark.sql import functions as F
 
+from spark_jobs import batch as batches
 from spark_jobs import schema as schemas
 from spark_jobs import tables
-from spark_jobs.batch import SMALL_BATCH_RECORDS, small_batch_settings
+from spark_jobs.batch import SMALL_BATCH_RECORDS, generated_code_pays, small_batch_settings
 from spark_jobs.decode import decode
 from tests.unit.spark.support import (
     change_event,
@@ -302,16 +303,32 @@ def test_conform_reorders_nested_fields_and_keeps_null_structs(spark: Any) -> No
     assert schemas.conform(kept, frame.schema["l"].dataType, frame.schema["l"].dataType) is kept
 
 
-def test_a_small_batch_runs_without_code_generation_and_gives_the_session_back(spark: Any) -> None:
-    key = "spark.sql.codegen.wholeStage"
-    before = spark.conf.get(key)
-    with small_batch_settings(spark, SMALL_BATCH_RECORDS):
-        assert spark.conf.get(key) == "false"
+def test_a_small_batch_runs_generated_code_once_its_jvm_has_run_a_batch_and_gives_the_session_back(
+        spark: Any) -> None:
+    key, adaptive = "spark.sql.codegen.wholeStage", "spark.sql.adaptive.enabled"
+    before = (spark.conf.get(key), spark.conf.get(adaptive))
+    jvm = spark.sparkContext._jvm
+    compiled = jvm.org.apache.spark.metrics.source.CodegenMetrics.METRIC_COMPILATION_TIME()
+    jvm.java.lang.System.clearProperty(batches.RAN)  # as in a new JVM
+    assert not generated_code_pays(spark)
+    with small_batch_settings(spark, SMALL_BATCH_RECORDS):  # the JVM's first batch: interpreted
+        assert (spark.conf.get(key), spark.conf.get(adaptive)) == ("false", "false")
         assert spark.conf.get("spark.sql.codegen.factoryMode") == "NO_CODEGEN"
         assert table_documents(_table(spark, kafka_frame(spark, json_records(_events())))) == mongo_documents(_final())
-    assert spark.conf.get(key) == before
+    assert (spark.conf.get(key), spark.conf.get(adaptive)) == before
+    # the JVM has run a batch, and the session keeps enough generated classes (spark_jobs.session's setting)
+    assert spark.conf.get(batches.CODEGEN_CACHE[0]) == batches.CODEGEN_CACHE[1] and generated_code_pays(spark)
+    for turn in range(2):
+        with small_batch_settings(spark, SMALL_BATCH_RECORDS):  # generated code, without adaptive execution
+            assert (spark.conf.get(key), spark.conf.get(adaptive)) == (before[0], "false")
+            assert spark.conf.get("spark.sql.codegen.factoryMode", "FALLBACK") != "NO_CODEGEN"
+            classes = compiled.getCount()
+            frame = kafka_frame(spark, json_records(_events()))
+            assert table_documents(_table(spark, frame)) == mongo_documents(_final())
+            if turn:  # the same plans again: their classes are Spark's, kept from the first turn
+                assert compiled.getCount() == classes
     with small_batch_settings(spark, SMALL_BATCH_RECORDS + 1):
-        assert spark.conf.get(key) == before
+        assert (spark.conf.get(key), spark.conf.get(adaptive)) == before
 
 
 def test_schema_prefix_of_json_with_schemas_values() -> None:
