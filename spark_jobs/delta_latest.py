@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from delta.tables import DeltaTable
@@ -30,6 +31,7 @@ from spark_jobs.delta_replace import (
     last_write_metric,
     newest,
     replace_keys,
+    write_ahead,
 )
 
 __all__ = ["STATS_COLUMNS", "TABLE_STATS", "Change", "merge_table"]
@@ -97,9 +99,24 @@ def merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str
         started = begin(spark, path, decision)
     try:
         step = time.monotonic()
-        merged, _ = table_schema(spark, documents, prepared, stored, plan.fmt)
+        ahead = None  # the batch's rows written with the stored parse schema (see _write_ahead)
+        if small and exists and not recovering and stored is not None and decision is not None \
+                and started is not None:
+            merged, ahead, wrote = _write_ahead(spark, path, plan, documents, prepared, stored, decision, started)
+            if wrote and ahead is None:  # the batch changes the parse schema: the rows written are left to no
+                log.info("batch %s: table %s: the parse schema changes, the rows written with the stored one are "
+                         "left out of the commit", plan.batch, topic)
+                abandon(started)  # commit, the change is then a replaceWhere write (as below)
+                started = None
+                decision = decision if decision.chosen is not None else None  # the keys listed
+        else:
+            merged, _ = table_schema(spark, documents, prepared, stored, plan.fmt)
         log.info("batch %s: table %s: latest events and parse schema in %.1f s", plan.batch, topic,
                  time.monotonic() - step)
+        if ahead is not None and decision is not None:
+            gained = replace_keys(spark, path, decision, ahead, batch_marker(plan), started, written=True)
+            started = None
+            return merged.json(), (("merge", gained) if gained is not None else None), _later(bound, top)
         if not exists:
             tables.materialized(documents, merged).write.format("delta").mode("append") \
                 .option(STATS_COLUMNS, TABLE_STATS).save(path)
@@ -132,6 +149,29 @@ def merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str
         return merged.json(), _merge(spark, path, conformed), _later(bound, top)
     finally:
         abandon(started)
+
+
+def _write_ahead(spark: SparkSession, path: str, plan: Plan, documents: DataFrame, prepared: DataFrame, stored: str,
+                 decision: Decision, started: Any) -> tuple[StructType, DataFrame | None, bool]:
+    """The batch's parse schema (:func:`table_schema`, inferred on a thread of its own) and, meanwhile, its rows
+    typed with the ``stored`` parse schema and written into the table (not committed: :func:`write_ahead`, for
+    the replacement ``started`` of ``decision``). Returns the parse schema, the rows written when it is the
+    stored one (the batch's documents fit it: the rows are what the change writes; None otherwise, or when the
+    stored schema's rows do not have the table's columns and nothing was written), and whether rows were written.
+    The inference and the typed write each wait for the other's planning or jobs less than in sequence:
+    incremental runs of 5,082 records alternating in one JVM, see benchmarks/results.md 2026-12-02."""
+    parse_schema = schemas.schema_from_json(stored)
+    current = spark.read.format("delta").load(path)
+    source = tables.materialized(prepared, parse_schema)
+    fits = schemas.only_additions(current.schema, source.schema) and \
+        schemas.only_additions(source.schema, current.schema)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-jobs-inference") as inference:
+        inferring = inference.submit(table_schema, spark, documents, prepared, stored, plan.fmt)
+        rows = source.select(*_conforming(source.schema, current.schema)) if fits else None
+        if rows is not None:
+            write_ahead(decision, rows, started)
+        merged, _ = inferring.result()
+    return merged, rows if merged.json() == parse_schema.json() else None, rows is not None
 
 
 def _conforming(source: StructType, table: StructType) -> list[Column]:

@@ -23,7 +23,8 @@ a state reconstruction job per write in Delta 4.0) found nothing every time.
 The batches' names in the commits: :mod:`spark_jobs.delta_commits`. The latest-state table costs what the changes
 cost (:mod:`spark_jobs.delta_latest`): a small batch (:data:`SMALL_BATCH_RECORDS`) replaces its keys' rows in one
 commit, the stored rows' delete started on a thread of its own as soon as the batch is read
-(:mod:`spark_jobs.delta_replace`); a larger one runs a ``MERGE INTO``, which rewrites only the files holding the
+(:mod:`spark_jobs.delta_replace`), its new rows typed with the stored parse schema and written while the batch's
+parse schema is inferred; a larger one runs a ``MERGE INTO``, which rewrites only the files holding the
 keys of the batch. Either way deletion vectors mark the old rows. When a batch widens the type of an existing
 column (long + double -> double, conflicting types -> string), the table is rewritten once with the wider types,
 from ``_raw``.

@@ -26,6 +26,7 @@ from spark_jobs.delta_replace import (
     replace_keys,
     sql_string,
     supersedes,
+    write_ahead,
 )
 
 SCHEMA = "_key string, _op string, _source_ts timestamp, _source_ord long, v long"
@@ -171,6 +172,40 @@ def test_every_key_joined_replaces_and_deletes_the_batchs_keys_without_listing_t
     assert len(history) == 2 and history[0]["userMetadata"] == MARKER
     assert (history[0]["operationMetrics"]["numOutputRows"], history[0]["operationMetrics"]["numDeletedRows"]) \
         == ("2", "2")
+
+
+def test_rows_written_ahead_are_committed_with_the_delete_or_left_out_of_the_table(spark: Any, tmp_path: Path) -> None:
+    batch = [("a'1", "u", _at(60), 1, 10), ("c", "d", _at(61), 1, None), ("new", "c", _at(62), 1, 60)]
+    expected = {"a'1": ("u", 10), "b\\2": ("c", 2), 'd"\u00e9': ("c", 4), "new": ("c", 60), "same": ("c", 5)}
+    for commit in (True, False):
+        path = tmp_path / f"t{commit}"
+        _stored(spark, path)
+        stored = _table(spark, path)
+        rows = spark.createDataFrame(batch, SCHEMA)
+        decision = Decision.every_key()
+        started = begin(spark, str(path), decision, rows.select("_key"))
+        assert started is not None
+        write_ahead(decision, rows, started)  # the new rows' file is in the table's folder, not in the table
+        ahead = {f.name for f in path.glob("*.parquet")} - _files(spark, path)
+        assert len(ahead) == 1 and _table(spark, path) == stored
+        if commit:
+            assert replace_keys(spark, str(path), decision, rows, MARKER, started, written=True) == 0
+            history = DeltaTable.forPath(spark, str(path)).history().collect()
+            assert len(history) == 2 and history[0]["userMetadata"] == MARKER
+            assert history[0]["operationMetrics"]["numOutputRows"] == "2"
+            assert ahead <= _files(spark, path)
+        else:  # the batch is applied another way (a replaceWhere write): the rows written ahead are in no commit
+            abandon(started)
+            listed = decide(rows, spark.read.format("delta").load(str(path)), None)
+            with session_conf(spark, {"spark.databricks.delta.commitInfo.userMetadata": MARKER}):
+                replace_keys(spark, str(path), listed, rows, MARKER)
+            assert not ahead & _files(spark, path)
+        assert _table(spark, path) == expected
+
+
+def _files(spark: Any, path: Path) -> set[str]:
+    """The names of the data files of the Delta table at ``path``."""
+    return {name.rsplit("/", 1)[-1] for name in spark.read.format("delta").load(str(path)).inputFiles()}
 
 
 @pytest.mark.parametrize("listed", [True, False], ids=["checksum-files", "log-replay"])

@@ -66,6 +66,7 @@ public final class KeyReplacement {
     private final DeltaLog log;
     private final OptimisticTransaction txn;
     private final CompletableFuture<Deleted> deleted;
+    private volatile Seq<FileAction> written;  // the rows write() wrote, not committed yet
 
     /** The delete's actions and its command's metrics. */
     private record Deleted(Seq<Action> actions, scala.collection.immutable.Map<String, SQLMetric> metrics) {}
@@ -254,13 +255,29 @@ public final class KeyReplacement {
      * Returns the rows deleted and the rows written.
      */
     public long[] finish(Dataset<Row> rows, String description, String userMetadata) throws Exception {
+        write(rows);
+        return commit(description, userMetadata);
+    }
+
+    /**
+     * Write {@code rows} (in the table's schema) into the table's folder, not committed yet: {@link #commit}
+     * commits them with the delete; after {@link #abandon} they belong to no commit (a {@code VACUUM} removes
+     * them).
+     */
+    public void write(Dataset<Row> rows) {
         OptimisticTransaction writer = log.startTransaction(Option.empty(), Option.apply(txn.snapshot()));
-        Seq<FileAction> written;
         OptimisticTransaction$.MODULE$.setActive(writer);
         try {
             written = writer.writeFiles(rows);
         } finally {
             OptimisticTransaction$.MODULE$.clearActive();
+        }
+    }
+
+    /** Commit the rows {@link #write} wrote with the delete, as {@link #finish} does. */
+    public long[] commit(String description, String userMetadata) throws Exception {
+        if (written == null) {
+            throw new IllegalStateException("no rows written to commit");
         }
         Deleted gone = await();
         List<Action> actions = new ArrayList<>(CollectionConverters.asJava(gone.actions()));
