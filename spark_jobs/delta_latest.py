@@ -103,10 +103,12 @@ def merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str
         if small and exists and not recovering and stored is not None and decision is not None \
                 and started is not None:
             merged, ahead, wrote = _write_ahead(spark, path, plan, documents, prepared, stored, decision, started)
-            if wrote and ahead is None:  # the batch changes the parse schema: the rows written are left to no
+            if wrote and ahead is None:
+                # the batch changes the parse schema: the rows written ahead are left to no commit, and the change
+                # is a replaceWhere write (as for new columns below)
                 log.info("batch %s: table %s: the parse schema changes, the rows written with the stored one are "
                          "left out of the commit", plan.batch, topic)
-                abandon(started)  # commit, the change is then a replaceWhere write (as below)
+                abandon(started)
                 started = None
                 decision = decision if decision.chosen is not None else None  # the keys listed
         else:
@@ -158,8 +160,9 @@ def _write_ahead(spark: SparkSession, path: str, plan: Plan, documents: DataFram
     the replacement ``started`` of ``decision``). Returns the parse schema, the rows written when it is the
     stored one (the batch's documents fit it: the rows are what the change writes; None otherwise, or when the
     stored schema's rows do not have the table's columns and nothing was written), and whether rows were written.
-    The inference and the typed write each wait for the other's planning or jobs less than in sequence:
-    incremental runs of 5,082 records alternating in one JVM, see benchmarks/results.md 2026-12-02."""
+    At once, the inference's and the typed write's planning and jobs fill each other's idle core: incremental runs
+    of 5,082 records alternating in one JVM 1.36 against 1.49 s (medians of the last 4 of 8 rounds, lower in 4 of
+    4; benchmarks/results.md 2026-12-02)."""
     parse_schema = schemas.schema_from_json(stored)
     current = spark.read.format("delta").load(path)
     source = tables.materialized(prepared, parse_schema)
