@@ -127,6 +127,7 @@ class Batch:
     topics: tuple[str, ...]
     started: float
     one_partition: bool = False  # at most one Kafka partition of each topic read (tables.last_positions)
+    gathered: bool = False  # every row in one Spark partition (a small batch, see read_batch)
     blocks: Any = None  # the JVM RDD of ``changes``' local checkpoint (see :func:`read_batch`); None: a cache
     # per topic, the newest source position (``ts_ms``, ``ord``) of its rows that decide a key's state (see
     # tables.latest_events; none: no such row has one), found with the counts: at or above the position of every
@@ -227,7 +228,14 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
     rows), and the stages over them (the latest rows, the parse schema's inference, the table's write) ended with
     that partition's task alone on one core; longest first, the smaller tasks fill the other core. Full runs of
     508,090 records alternating in one JVM: 9.74 s against 10.18 s (medians of the last 6 of 7 rounds, lower in
-    5 of 6 pairs; benchmarks/results.md 2026-11-30 23:00)."""
+    5 of 6 pairs; benchmarks/results.md 2026-11-30 23:00).
+
+    A small batch (unless ``min_partitions`` says otherwise) is read into one Spark partition (:attr:`Batch.gathered`):
+    its cache then tells Spark that its rows are in one partition, and no stage after it shuffles them (the counts'
+    aggregate, the latest events', the new rows gathered into one file); the parallelism is the batch's jobs
+    running at once (the change log, the delete, the latest-state table). Incremental runs of 5,082 records
+    alternating in one JVM against 2 read partitions: 1.45 against 1.66 s, JVM CPU 2.35 against 2.86 s (medians of
+    the last 4 of 8 rounds, lower in 4 of 4; benchmarks/results.md 2026-12-02)."""
     started = time.monotonic()
     large = sum(r.end - r.start for r in ranges) > SMALL_BATCH_RECORDS
     # the JVM payload function passes over the schema member by itself (spark_jobs.decode): no sample read for it
@@ -236,7 +244,11 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
     partitions = options.min_partitions
     if partitions is None and large:
         partitions = LARGE_BATCH_SPLITS * spark.sparkContext.defaultParallelism
-    records = read_range(spark, options.bootstrap_servers, ranges, partitions, options.kafka_options)
+    gathered = partitions is None and not large
+    records = read_range(spark, options.bootstrap_servers, ranges, 1 if gathered else partitions,
+                         options.kafka_options)
+    if gathered:
+        records = records.coalesce(1)
     checkpoint = large and (spark.sparkContext.master or "").startswith("local")
     with session_conf(spark, _UNCOMPRESSED_CACHE):  # read when the cache's plan is made and its batches built
         decoded = decode(records, fmt, prefixes)
@@ -265,7 +277,7 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
               for i, topic in enumerate(topics) if counts[f"newest{i}"] is not None}
     newer = frozenset(topic for i, topic, _ in bounded if counts[f"older{i}"] == 0)
     return Batch(changes, counts["records"], counts["rejects"], counts["tombstones"], topics, started,
-                 len(read) == len(topics), blocks, newest, newer)
+                 len(read) == len(topics), gathered, blocks, newest, newer)
 
 
 def reversed_partitions(checkpointed: DataFrame) -> DataFrame:

@@ -78,13 +78,15 @@ def add_columns(spark: SparkSession, path: str, source: Any) -> None:
 
 def merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str, prepared: Any,
                  stored: str | None, bound: Position | None, top: Position,
-                 early: tuple[Decision, Any] | None, *, recovering: bool) -> tuple[str, Change, Position | None]:
+                 early: tuple[Decision, Any] | None, *, recovering: bool,
+                 gathered: bool = False) -> tuple[str, Change, Position | None]:
     """Apply the batch to the latest-state table of ``topic`` from its deciding rows in
     :func:`tables.merge_documents`' shape (``bound``: a source position at or above every stored row's, None when
     not known; ``top``: one at or above every deciding row's, :attr:`Batch.newest`); returns the new parse schema
     (JSON), how many rows the table gained (None when not known: the table was rewritten, or a ``recovering``
     batch found its commit there) and the table's new bound. ``early``: the decision and replacement
-    :func:`_begin_replacements` started for this table."""
+    :func:`_begin_replacements` started for this table. ``gathered``: the batch's rows are in one Spark partition
+    (:attr:`spark_jobs.batch.Batch.gathered`)."""
     documents = prepared.where(F.col("op") != "d")
     path = output.table(topic)
     exists = DeltaTable.isDeltaTable(spark, path)
@@ -102,7 +104,8 @@ def merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str
         ahead = None  # the batch's rows written with the stored parse schema (see _write_ahead)
         if small and exists and not recovering and stored is not None and decision is not None \
                 and started is not None:
-            merged, ahead, wrote = _write_ahead(spark, path, plan, documents, prepared, stored, decision, started)
+            merged, ahead, wrote = _write_ahead(spark, path, plan, documents, prepared, stored, decision, started,
+                                                gathered)
             if wrote and ahead is None:
                 # the batch changes the parse schema: the rows written ahead are left to no commit, and the change
                 # is a replaceWhere write (as for new columns below)
@@ -116,7 +119,8 @@ def merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str
         log.info("batch %s: table %s: latest events and parse schema in %.1f s", plan.batch, topic,
                  time.monotonic() - step)
         if ahead is not None and decision is not None:
-            gained = replace_keys(spark, path, decision, ahead, batch_marker(plan), started, written=True)
+            gained = replace_keys(spark, path, decision, ahead, batch_marker(plan), started, written=True,
+                                  gathered=gathered)
             started = None
             return merged.json(), (("merge", gained) if gained is not None else None), _later(bound, top)
         if not exists:
@@ -145,7 +149,7 @@ def merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str
         conformed = source.select(*_conforming(source.schema, current.schema))
         if small:
             decision = decision if decision is not None else decide(conformed, current, bound)
-            gained = replace_keys(spark, path, decision, conformed, batch_marker(plan), started)
+            gained = replace_keys(spark, path, decision, conformed, batch_marker(plan), started, gathered=gathered)
             started = None
             return merged.json(), (("merge", gained) if gained is not None else None), _later(bound, top)
         return merged.json(), _merge(spark, path, conformed), _later(bound, top)
@@ -154,7 +158,7 @@ def merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str
 
 
 def _write_ahead(spark: SparkSession, path: str, plan: Plan, documents: DataFrame, prepared: DataFrame, stored: str,
-                 decision: Decision, started: Any) -> tuple[StructType, DataFrame | None, bool]:
+                 decision: Decision, started: Any, gathered: bool) -> tuple[StructType, DataFrame | None, bool]:
     """The batch's parse schema (:func:`table_schema`, inferred on a thread of its own) and, meanwhile, its rows
     typed with the ``stored`` parse schema and written into the table (not committed: :func:`write_ahead`, for
     the replacement ``started`` of ``decision``). Returns the parse schema, the rows written when it is the
@@ -172,7 +176,7 @@ def _write_ahead(spark: SparkSession, path: str, plan: Plan, documents: DataFram
         inferring = inference.submit(table_schema, spark, documents, prepared, stored, plan.fmt)
         rows = source.select(*_conforming(source.schema, current.schema)) if fits else None
         if rows is not None:
-            write_ahead(decision, rows, started)
+            write_ahead(decision, rows, started, gathered=gathered)
         merged, _ = inferring.result()
     return merged, rows if merged.json() == parse_schema.json() else None, rows is not None
 

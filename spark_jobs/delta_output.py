@@ -170,7 +170,7 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
                     new_schemas[topic], change, bound = merge_table(
                         spark, output, plan, topic, latest.where(F.col("topic") == topic), done.schemas.get(topic),
                         done.positions.get(topic), batch.newest.get(topic, NO_POSITION), early.pop(topic, None),
-                        recovering=recovering)
+                        recovering=recovering, gathered=batch.gathered)
                     if bound is None:
                         positions.pop(topic, None)
                     else:

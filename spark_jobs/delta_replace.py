@@ -143,7 +143,7 @@ def abandon(started: Any | None) -> None:
 
 
 def replace_keys(spark: SparkSession, path: str, decision: Decision, source: DataFrame, marker: str,
-                 started: Any | None = None, *, written: bool = False) -> int | None:
+                 started: Any | None = None, *, written: bool = False, gathered: bool = False) -> int | None:
     """Apply ``source`` (one row per key the batch decided, in the table's columns, ``_op = 'd'`` for deletes and
     tombstones) to the Delta table at ``path`` as the MERGE did, in one commit (its ``userMetadata`` ``marker``):
     the stored rows of ``decision``'s chosen keys deleted (with deletion vectors, reading only ``_key``) and the
@@ -155,7 +155,8 @@ def replace_keys(spark: SparkSession, path: str, decision: Decision, source: Dat
     it, one ``replaceWhere`` write with the predicate ``_key IN (<chosen keys>)`` does both halves, one after the
     other, and its ``numDeletedRows`` metric tells how many stored rows were replaced when ``decision`` does not.
     The MERGE this replaces read every column of every file holding a batch key to write its matches (both files
-    of the benchmark's table) and took 12 Spark jobs."""
+    of the benchmark's table) and took 12 Spark jobs. ``gathered``: ``source``'s rows are in one Spark partition
+    (see :func:`_new_rows`)."""
     if decision.chosen is not None and not decision.chosen:
         return 0
     replaced = decision.replaced
@@ -164,25 +165,27 @@ def replace_keys(spark: SparkSession, path: str, decision: Decision, source: Dat
         if written:
             removed, added = started.commit(f"_key IN (<{keys}>)", marker)
         else:
-            removed, added = started.finish(_new_rows(decision, source)._jdf, f"_key IN (<{keys}>)", marker)
+            removed, added = started.finish(_new_rows(decision, source, gathered)._jdf, f"_key IN (<{keys}>)",
+                                            marker)
         return int(added) - (replaced if replaced is not None else int(removed))
     with session_conf(spark, _NO_CONSTRAINT_CHECK):
-        _new_rows(decision, source).write.format("delta").mode("overwrite") \
+        _new_rows(decision, source, gathered).write.format("delta").mode("overwrite") \
             .option("replaceWhere", decision.predicate).save(path)
     if replaced is None:
         replaced = deleted_rows(spark, path, marker)
     return decision.written - replaced if replaced is not None and decision.written is not None else None
 
 
-def write_ahead(decision: Decision, source: DataFrame, started: Any) -> None:
+def write_ahead(decision: Decision, source: DataFrame, started: Any, *, gathered: bool = False) -> None:
     """Write the rows :func:`replace_keys` would add from ``source`` into the table of the replacement
     ``started``, not committed: :func:`replace_keys` with ``written`` commits them, :func:`abandon` leaves them to
     no commit (files a ``VACUUM`` removes)."""
-    started.write(_new_rows(decision, source)._jdf)
+    started.write(_new_rows(decision, source, gathered)._jdf)
 
 
-def _new_rows(decision: Decision, source: DataFrame) -> DataFrame:
-    """The rows of ``source`` that ``decision`` adds to the table, gathered into one partition."""
+def _new_rows(decision: Decision, source: DataFrame, gathered: bool = False) -> DataFrame:
+    """The rows of ``source`` that ``decision`` adds to the table, in one partition (``gathered``: they are
+    already, see :attr:`spark_jobs.batch.Batch.gathered`)."""
     new_rows = source.where(F.col("_op") != "d")
     if not decision.every:
         # the same list selects the rows to write (a DataFrame of the keys made from Python rows needs a Python
@@ -195,7 +198,7 @@ def _new_rows(decision: Decision, source: DataFrame) -> DataFrame:
     # 14 rounds; tables equal); when nothing had computed the latest events before the write (that one task then
     # also ran their last aggregate), 2.01 against 2.34 s, lower in 9 of 10 pairs (benchmarks/results.md
     # 2026-12-01 09:52)
-    return new_rows.repartition(1)
+    return new_rows if gathered else new_rows.repartition(1)
 
 
 def deleted_rows(spark: SparkSession, path: str, marker: str) -> int | None:
