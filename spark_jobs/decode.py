@@ -176,7 +176,8 @@ def plain_key_id(text: Column) -> Column:
 
 
 def jvm_functions(spark: SparkSession) -> bool:
-    """Whether :data:`PAYLOAD_FUNCTION` and :data:`KEY_FUNCTION` are (now) registered in ``spark``'s session: the
+    """Whether :data:`PAYLOAD_FUNCTION` and :data:`KEY_FUNCTION` (and :data:`spark_jobs.schema.FITS_FUNCTION`) are
+    (now) registered in ``spark``'s session: the
     JVM class ``spark_jobs.decode.DebeziumFunction`` (``spark_jobs/java``, compiled into a jar by
     ``stack.spark_java``) is on the driver's class path. Registered again at each call (a session's temporary
     functions can be dropped)."""

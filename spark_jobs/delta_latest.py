@@ -78,15 +78,16 @@ def add_columns(spark: SparkSession, path: str, source: Any) -> None:
 
 def merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str, prepared: Any,
                  stored: str | None, bound: Position | None, top: Position,
-                 early: tuple[Decision, Any] | None, *, recovering: bool,
-                 gathered: bool = False) -> tuple[str, Change, Position | None]:
+                 early: tuple[Decision, Any] | None, *, recovering: bool, gathered: bool = False,
+                 fits: bool = False) -> tuple[str, Change, Position | None]:
     """Apply the batch to the latest-state table of ``topic`` from its deciding rows in
     :func:`tables.merge_documents`' shape (``bound``: a source position at or above every stored row's, None when
     not known; ``top``: one at or above every deciding row's, :attr:`Batch.newest`); returns the new parse schema
     (JSON), how many rows the table gained (None when not known: the table was rewritten, or a ``recovering``
     batch found its commit there) and the table's new bound. ``early``: the decision and replacement
     :func:`_begin_replacements` started for this table. ``gathered``: the batch's rows are in one Spark partition
-    (:attr:`spark_jobs.batch.Batch.gathered`)."""
+    (:attr:`spark_jobs.batch.Batch.gathered`); ``fits``: its documents fit the ``stored`` parse schema
+    (:attr:`spark_jobs.batch.Batch.fitting`), which is then the batch's, not inferred."""
     documents = prepared.where(F.col("op") != "d")
     path = output.table(topic)
     exists = DeltaTable.isDeltaTable(spark, path)
@@ -105,7 +106,7 @@ def merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str
         if small and exists and not recovering and stored is not None and decision is not None \
                 and started is not None:
             merged, ahead, wrote = _write_ahead(spark, path, plan, documents, prepared, stored, decision, started,
-                                                gathered)
+                                                gathered, fits)
             if wrote and ahead is None:
                 # the batch changes the parse schema: the rows written ahead are left to no commit, and the change
                 # is a replaceWhere write (as for new columns below)
@@ -114,6 +115,8 @@ def merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str
                 abandon(started)
                 started = None
                 decision = decision if decision.chosen is not None else None  # the keys listed
+        elif fits and stored is not None:
+            merged = schemas.schema_from_json(stored)
         else:
             merged, _ = table_schema(spark, documents, prepared, stored, plan.fmt)
         log.info("batch %s: table %s: latest events and parse schema in %.1f s", plan.batch, topic,
@@ -158,7 +161,8 @@ def merge_table(spark: SparkSession, output: DeltaOutput, plan: Plan, topic: str
 
 
 def _write_ahead(spark: SparkSession, path: str, plan: Plan, documents: DataFrame, prepared: DataFrame, stored: str,
-                 decision: Decision, started: Any, gathered: bool) -> tuple[StructType, DataFrame | None, bool]:
+                 decision: Decision, started: Any, gathered: bool,
+                 fits: bool) -> tuple[StructType, DataFrame | None, bool]:
     """The batch's parse schema (:func:`table_schema`, inferred on a thread of its own) and, meanwhile, its rows
     typed with the ``stored`` parse schema and written into the table (not committed: :func:`write_ahead`, for
     the replacement ``started`` of ``decision``). Returns the parse schema, the rows written when it is the
@@ -166,15 +170,21 @@ def _write_ahead(spark: SparkSession, path: str, plan: Plan, documents: DataFram
     stored schema's rows do not have the table's columns and nothing was written), and whether rows were written.
     At once, the inference's and the typed write's planning and jobs fill each other's idle core: incremental runs
     of 5,082 records alternating in one JVM 1.36 against 1.49 s (medians of the last 4 of 8 rounds, lower in 4 of
-    4; benchmarks/results.md 2026-12-02)."""
+    4; benchmarks/results.md 2026-12-02). When the batch's documents ``fits`` the stored schema (known from the
+    batch's counts), that is its parse schema: nothing is inferred."""
     parse_schema = schemas.schema_from_json(stored)
     current = spark.read.format("delta").load(path)
     source = tables.materialized(prepared, parse_schema)
-    fits = schemas.only_additions(current.schema, source.schema) and \
+    conforms = schemas.only_additions(current.schema, source.schema) and \
         schemas.only_additions(source.schema, current.schema)
+    if fits:
+        rows = source.select(*_conforming(source.schema, current.schema)) if conforms else None
+        if rows is not None:
+            write_ahead(decision, rows, started, gathered=gathered)
+        return parse_schema, rows, rows is not None
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-jobs-inference") as inference:
         inferring = inference.submit(table_schema, spark, documents, prepared, stored, plan.fmt)
-        rows = source.select(*_conforming(source.schema, current.schema)) if fits else None
+        rows = source.select(*_conforming(source.schema, current.schema)) if conforms else None
         if rows is not None:
             write_ahead(decision, rows, started, gathered=gathered)
         merged, _ = inferring.result()

@@ -142,7 +142,8 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-jobs-snapshots") as warming:
         warming.submit(_load_snapshots, spark, [output.table(t) for t in sorted({r.topic for r in plan.ranges})],
                        small=plan.records <= SMALL_BATCH_RECORDS)
-        batch = read_batch(spark, options, plan.ranges, plan.fmt, None if recovering else done.positions)
+        batch = read_batch(spark, options, plan.ranges, plan.fmt, None if recovering else done.positions,
+                           None if recovering else done.schemas)
     log.info("batch %s: %s records decoded in %.1f s", plan.batch, batch.records, time.monotonic() - batch.started)
     new_schemas, rows, positions = dict(done.schemas), dict(done.rows), dict(done.positions)
     early: dict[str, tuple[Decision, Any]] = {}
@@ -170,7 +171,7 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
                     new_schemas[topic], change, bound = merge_table(
                         spark, output, plan, topic, latest.where(F.col("topic") == topic), done.schemas.get(topic),
                         done.positions.get(topic), batch.newest.get(topic, NO_POSITION), early.pop(topic, None),
-                        recovering=recovering, gathered=batch.gathered)
+                        recovering=recovering, gathered=batch.gathered, fits=topic in batch.fitting)
                     if bound is None:
                         positions.pop(topic, None)
                     else:

@@ -38,8 +38,25 @@ from pyspark.sql.types import (
     TimestampType,
 )
 
-__all__ = ["BASE64", "DECIMAL", "EPOCH_MILLIS", "SMT_PREFIX", "conform", "infer", "mark_connect_types", "merge",
-           "normalize", "only_additions", "parse", "schema_from_json", "typed_columns", "without_smt_fields"]
+__all__ = [
+    "BASE64",
+    "DECIMAL",
+    "EPOCH_MILLIS",
+    "FITS_FUNCTION",
+    "SMT_PREFIX",
+    "conform",
+    "fits",
+    "in_order",
+    "infer",
+    "mark_connect_types",
+    "merge",
+    "normalize",
+    "only_additions",
+    "parse",
+    "schema_from_json",
+    "typed_columns",
+    "without_smt_fields",
+]
 
 DECIMAL = DecimalType(38, 10)
 EPOCH_MILLIS = "epoch_millis"
@@ -57,6 +74,8 @@ _WRAPPERS = {
     frozenset({"$numberLong"}), frozenset({"$numberInt"}),
 }
 _JSON_OPTIONS = {"allowNonNumericNumbers": "true", "mode": "PERMISSIVE"}
+# spark_jobs/java's SchemaFit, registered with spark_jobs.decode.jvm_functions
+FITS_FUNCTION = "spark_jobs_fits_schema"
 
 
 def normalize(text: Column) -> Column:
@@ -89,6 +108,26 @@ def infer(spark: SparkSession, docs: DataFrame, *, keep_all_null: bool = True) -
     dropped = "false" if keep_all_null else "true"
     inferred = schema_from_json(reader.option("dropFieldIfAllNull", dropped).json(strings).schema().json())
     return StructType([f for f in inferred.fields if f.name != "_corrupt_record"])
+
+
+def fits(text: Column, schema: str) -> Column:
+    """Whether the (normalized) document ``text`` surely leaves the parse schema ``schema`` (its JSON) as it is: the
+    schema :func:`infer` gives for it merged into ``schema`` (:func:`merge`) is ``schema`` (``spark_jobs/java``'s
+    ``SchemaFit``, :data:`FITS_FUNCTION`: each value null, of its field's type, or in a string field; false when
+    not sure). For a schema :func:`in_order`; needs the JVM functions (:func:`spark_jobs.decode.jvm_functions`)."""
+    return F.call_function(FITS_FUNCTION, text, F.lit(schema))
+
+
+def in_order(dtype: DataType) -> bool:
+    """Whether every struct of ``dtype``, at any depth, has its fields in :func:`merge`'s order (by name) and
+    nullable, and its arrays may hold nulls: as :func:`merge` leaves a schema, so that a batch whose documents
+    :func:`fits` merges into it unchanged."""
+    if isinstance(dtype, StructType):
+        names = [f.name for f in dtype.fields]
+        return names == sorted(names) and all(f.nullable and in_order(f.dataType) for f in dtype.fields)
+    if isinstance(dtype, ArrayType):
+        return dtype.containsNull and in_order(dtype.elementType)
+    return True
 
 
 def without_smt_fields(schema: StructType) -> StructType:

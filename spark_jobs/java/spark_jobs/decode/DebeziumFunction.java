@@ -42,8 +42,12 @@ public final class DebeziumFunction extends Expression implements CodegenFallbac
         this.children = CollectionConverters.asScala(List.of(child)).toList();
     }
 
-    /** Registers both functions in {@code spark}'s session, the payload's row typed {@code payloadDdl}. */
+    /**
+     * Registers both functions in {@code spark}'s session, the payload's row typed {@code payloadDdl}, and
+     * {@link spark_jobs.schema.SchemaFit}'s.
+     */
     public static void register(SparkSession spark, String payloadDdl) {
+        spark_jobs.schema.SchemaFit.register(spark);
         var registry = spark.sessionState().functionRegistry();
         registry.createOrReplaceTempFunction(PAYLOAD, new Builder(PAYLOAD, DataType.fromDDL(payloadDdl), false),
                 "internal");
