@@ -1,21 +1,16 @@
 package spark_jobs.decode;
 
-import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext;
-import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback;
-import org.apache.spark.sql.catalyst.expressions.codegen.ExprCode;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.unsafe.types.UTF8String;
+import spark_jobs.functions.TextFunction;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
 import scala.runtime.AbstractFunction1;
 
 import java.io.Serializable;
-import java.util.List;
 
 /**
  * The SQL functions {@code spark_jobs_debezium_payload(text)}, the {@code payload} row of a Debezium change event
@@ -24,22 +19,19 @@ import java.util.List;
  * {@code from_json}). The payload's type, a DDL string, is given when the functions are registered
  * ({@link #register}), so the Python side owns the schema.
  */
-public final class DebeziumFunction extends Expression implements CodegenFallback, Serializable {
+public final class DebeziumFunction extends TextFunction {
     private static final long serialVersionUID = 1L;
     public static final String PAYLOAD = "spark_jobs_debezium_payload";
     public static final String KEY = "spark_jobs_debezium_key";
 
-    private final Expression child;
     private final DataType type;
     private final boolean key;
-    private final Seq<Expression> children;
     private final PayloadScanner.SchemaPrefix prefix = new PayloadScanner.SchemaPrefix();  // each task's copy its own
 
     public DebeziumFunction(Expression child, DataType type, boolean key) {
-        this.child = child;
+        super(child, type, key);
         this.type = type;
         this.key = key;
-        this.children = CollectionConverters.asScala(List.of(child)).toList();
     }
 
     /**
@@ -77,11 +69,6 @@ public final class DebeziumFunction extends Expression implements CodegenFallbac
     }
 
     @Override
-    public Seq<Expression> children() {
-        return children;
-    }
-
-    @Override
     public Expression withNewChildrenInternal(IndexedSeq<Expression> newChildren) {
         return new DebeziumFunction(newChildren.apply(0), type, key);
     }
@@ -92,64 +79,12 @@ public final class DebeziumFunction extends Expression implements CodegenFallbac
     }
 
     @Override
-    public boolean nullable() {
-        return true;
-    }
-
-    @Override
-    public Object eval(InternalRow input) {
-        Object text = child.eval(input);
-        if (text == null) {
-            return null;
-        }
-        return key ? PayloadScanner.scanKey((UTF8String) text) : PayloadScanner.scan((UTF8String) text, prefix);
-    }
-
-    @Override
-    public ExprCode doGenCode(CodegenContext ctx, ExprCode ev) {
-        return CodegenFallback.super.doGenCode(ctx, ev);
+    protected Object apply(UTF8String text) {
+        return key ? PayloadScanner.scanKey(text) : PayloadScanner.scan(text, prefix);
     }
 
     @Override
     public String prettyName() {
         return key ? KEY : PAYLOAD;
-    }
-
-    @Override
-    public int productArity() {
-        return 3;
-    }
-
-    @Override
-    public Object productElement(int n) {
-        switch (n) {
-            case 0:
-                return child;
-            case 1:
-                return type;
-            case 2:
-                return key;
-            default:
-                throw new IndexOutOfBoundsException(Integer.toString(n));
-        }
-    }
-
-    @Override
-    public boolean canEqual(Object other) {
-        return other instanceof DebeziumFunction;
-    }
-
-    @Override
-    public boolean equals(Object other) {
-        if (!(other instanceof DebeziumFunction)) {
-            return false;
-        }
-        DebeziumFunction that = (DebeziumFunction) other;
-        return that.key == key && that.child.equals(child) && that.type.equals(type);
-    }
-
-    @Override
-    public int hashCode() {
-        return 31 * (31 * child.hashCode() + type.hashCode()) + (key ? 1 : 0);
     }
 }

@@ -3,7 +3,6 @@ package spark_jobs.schema;
 import java.io.IOException;
 import java.io.Serializable;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
 
 import com.fasterxml.jackson.core.JsonFactory;
@@ -11,11 +10,7 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.json.JsonReadFeature;
 
-import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Expression;
-import org.apache.spark.sql.catalyst.expressions.codegen.CodegenContext;
-import org.apache.spark.sql.catalyst.expressions.codegen.CodegenFallback;
-import org.apache.spark.sql.catalyst.expressions.codegen.ExprCode;
 import org.apache.spark.sql.classic.SparkSession;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.BooleanType;
@@ -27,9 +22,9 @@ import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
+import spark_jobs.functions.TextFunction;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
 import scala.runtime.AbstractFunction1;
 
 /**
@@ -44,21 +39,18 @@ import scala.runtime.AbstractFunction1;
  * parse, text after the document. False only means "not known to fit": the caller infers the schema as before.
  * A null text gives null.
  */
-public final class SchemaFit extends Expression implements CodegenFallback, Serializable {
+public final class SchemaFit extends TextFunction {
     private static final long serialVersionUID = 1L;
     public static final String NAME = "spark_jobs_fits_schema";
     private static final JsonFactory JSON = JsonFactory.builder()
         .enable(JsonReadFeature.ALLOW_NON_NUMERIC_NUMBERS).build();
 
-    private final Expression child;
     private final String schemaJson;
-    private final Seq<Expression> children;
     private transient Shape shape;  // built from schemaJson in each JVM that evaluates it
 
     public SchemaFit(Expression child, String schemaJson) {
-        this.child = child;
+        super(child, schemaJson);
         this.schemaJson = schemaJson;
-        this.children = CollectionConverters.asScala(List.of(child)).toList();
     }
 
     /** Registers the function in {@code spark}'s session. */
@@ -191,11 +183,6 @@ public final class SchemaFit extends Expression implements CodegenFallback, Seri
     }
 
     @Override
-    public Seq<Expression> children() {
-        return children;
-    }
-
-    @Override
     public Expression withNewChildrenInternal(IndexedSeq<Expression> newChildren) {
         return new SchemaFit(newChildren.apply(0), schemaJson);
     }
@@ -206,61 +193,15 @@ public final class SchemaFit extends Expression implements CodegenFallback, Seri
     }
 
     @Override
-    public boolean nullable() {
-        return true;
-    }
-
-    @Override
-    public Object eval(InternalRow input) {
-        Object text = child.eval(input);
-        if (text == null) {
-            return null;
-        }
+    protected Object apply(UTF8String text) {
         if (shape == null) {
             shape = Shape.of(DataType.fromJson(schemaJson));
         }
-        return fits(((UTF8String) text).getBytes(), shape);
-    }
-
-    @Override
-    public ExprCode doGenCode(CodegenContext ctx, ExprCode ev) {
-        return CodegenFallback.super.doGenCode(ctx, ev);
+        return fits(text.getBytes(), shape);
     }
 
     @Override
     public String prettyName() {
         return NAME;
-    }
-
-    @Override
-    public int productArity() {
-        return 2;
-    }
-
-    @Override
-    public Object productElement(int n) {
-        switch (n) {
-            case 0:
-                return child;
-            case 1:
-                return schemaJson;
-            default:
-                throw new IndexOutOfBoundsException(Integer.toString(n));
-        }
-    }
-
-    @Override
-    public boolean canEqual(Object other) {
-        return other instanceof SchemaFit;
-    }
-
-    @Override
-    public boolean equals(Object other) {
-        return other instanceof SchemaFit that && that.child.equals(child) && that.schemaJson.equals(schemaJson);
-    }
-
-    @Override
-    public int hashCode() {
-        return 31 * child.hashCode() + schemaJson.hashCode();
     }
 }
