@@ -248,7 +248,8 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
     started = time.monotonic()
     large = sum(r.end - r.start for r in ranges) > SMALL_BATCH_RECORDS
     # the JVM payload function passes over the schema member by itself (spark_jobs.decode): no sample read for it
-    sample = fmt == "auto" and large and not jvm_functions(spark)
+    functions = jvm_functions(spark)  # registered once for the batch's decode and its fit check
+    sample = fmt == "auto" and large and not functions
     prefixes = schema_prefixes(spark, options, ranges) if sample else {}
     partitions = options.min_partitions
     if partitions is None and large:
@@ -260,7 +261,7 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
         records = records.coalesce(1)
     checkpoint = large and (spark.sparkContext.master or "").startswith("local")
     with session_conf(spark, _UNCOMPRESSED_CACHE):  # read when the cache's plan is made and its batches built
-        decoded = decode(records, fmt, prefixes)
+        decoded = decode(records, fmt, prefixes, functions)
         # built by the first job over it, the counts below
         changes = decoded.localCheckpoint(False, CACHE) if checkpoint else decoded.persist(CACHE)
         blocks = changes._jdf.queryExecution().logical().rdd() if checkpoint else None
@@ -272,11 +273,9 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
         positioned = deciding & F.col("source_ts_ms").isNotNull()
         bounded = [] if large else [(i, topic, bounds[topic]) for i, topic in enumerate(topics)
                                     if bounds and topic in bounds]
-        checked = [] if large or not stored or fmt == "new-document-state" else [
+        checked = [] if large or not stored or fmt == "new-document-state" or not functions else [
             (i, topic, stored[topic]) for i, topic in enumerate(topics)
             if topic in stored and schemas.in_order(schemas.schema_from_json(stored[topic]))]
-        if checked and not jvm_functions(spark):
-            checked = []
         counts = changes.agg(
             F.count(F.lit(1)).alias("records"), F.count_if(F.col("reason").isNotNull()).alias("rejects"),
             F.count_if(F.col("reason").isNull() & F.col("tombstone")).alias("tombstones"),

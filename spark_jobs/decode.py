@@ -81,10 +81,12 @@ def schema_prefix(value: str | None) -> str | None:
     return value[:end + 1] if value[end:end + 1] == "," else None
 
 
-def decode(records: DataFrame, fmt: str = "auto", prefixes: Mapping[str, str] | None = None) -> DataFrame:
+def decode(records: DataFrame, fmt: str = "auto", prefixes: Mapping[str, str] | None = None,
+           functions: bool | None = None) -> DataFrame:
     """Change rows (:data:`CHANGE_COLUMNS`) from Kafka source rows (key, value, topic, partition, offset,
     timestamp). ``prefixes``: per topic, the :func:`schema_prefix` its records' values are expected to begin with
     (the ``auto`` format only): a value that does begin with it is parsed without its ``schema`` member.
+    ``functions``: whether the caller registered the JVM functions (:func:`jvm_functions`); None: registered here.
 
     The Connect schema of JsonConverter's values is the same for every record of a topic and is two thirds of each
     value (2,304 of 3,665 bytes in the benchmark's records); the parse, though it keeps nothing of it, tokenizes
@@ -112,7 +114,7 @@ def decode(records: DataFrame, fmt: str = "auto", prefixes: Mapping[str, str] | 
     of the last 5 of 6 rounds, lower in 4 of 5 pairs)."""
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}; expected one of {', '.join(FORMATS)}")
-    functions = jvm_functions(records.sparkSession)
+    functions = jvm_functions(records.sparkSession) if functions is None else functions
     chosen = tuple(sorted((prefixes or {}).items())) if fmt == "auto" else ()
     frame = records
     for step in _steps(fmt, chosen, functions):

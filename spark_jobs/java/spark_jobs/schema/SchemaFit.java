@@ -58,11 +58,6 @@ public final class SchemaFit extends TextFunction {
         spark.sessionState().functionRegistry().createOrReplaceTempFunction(NAME, new Builder(), "internal");
     }
 
-    /** Whether {@code text} fits {@code schema} (a struct type's JSON), as the function tells. */
-    public static boolean fits(String text, String schema) {
-        return fits(text.getBytes(java.nio.charset.StandardCharsets.UTF_8), Shape.of(DataType.fromJson(schema)));
-    }
-
     private static final class Builder extends AbstractFunction1<Seq<Expression>, Expression>
             implements Serializable {
         private static final long serialVersionUID = 1L;
