@@ -38,6 +38,14 @@ def test_metrics_name_connect_and_debezium_as_the_usual_dashboards_do(worker: Wo
     mongo[db].c.insert_many([{"_id": n} for n in range(5)])  # read by the initial snapshot
     create_connector(worker, name, config)
     worker.wait_running(name)
+    # "running" comes before the snapshot's end: documents inserted while it reads would be read by it *and*
+    # streamed from the position it took first (as Debezium does), so the streamed ones wait for its end.
+    debezium = {"plugin": "mongodb", "name": prefix, "task": "0"}
+    deadline = time.monotonic() + 60
+    while value(samples(worker.http.get("/metrics").text), "debezium_metrics_SnapshotCompleted", **debezium,
+                context="snapshot") != 1:
+        assert time.monotonic() < deadline, "the snapshot did not complete"
+        time.sleep(0.2)
     mongo[db].c.insert_many([{"_id": n} for n in range(5, 25)])  # streamed
     deadline = time.monotonic() + 60
     found: dict[str, list[tuple[dict[str, str], float]]] = {}
@@ -71,7 +79,6 @@ def test_metrics_name_connect_and_debezium_as_the_usual_dashboards_do(worker: Wo
     assert (value(found, "kafka_connect_worker_rebalance_completed_rebalances_total") or 0) >= 1
     assert value(found, "kafka_connect_worker_rebalance_connect_protocol", connect_protocol="sessioned") == 1
     assert found["kafka_connect_worker_rebalance_leader_name"][0][0]["leader_name"].startswith("http://")
-    debezium = {"plugin": "mongodb", "name": prefix, "task": "0"}
     assert value(found, "debezium_metrics_TotalNumberOfEventsSeen", **debezium, context="streaming") == 20
     assert value(found, "debezium_metrics_SnapshotCompleted", **debezium, context="snapshot") == 1
     assert value(found, "debezium_metrics_RowsScanned", **debezium, context="snapshot", table=f"{db}.c") == 5
