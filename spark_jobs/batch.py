@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -210,8 +210,13 @@ def session_conf(spark: SparkSession, settings: dict[str, str]) -> Iterator[None
 
 def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequence[KafkaRange], fmt: str,
                bounds: Mapping[str, tuple[int, int | None]] | None = None,
-               stored: Mapping[str, str] | None = None) -> Batch:
+               stored: Mapping[str, str] | None = None,
+               defined: Callable[[DataFrame], None] | None = None) -> Batch:
     """Read and decode the records of ``ranges``; the change rows are kept for the batch's writes.
+    ``defined``: called once with the change rows (:attr:`Batch.changes`) before this returns; for a cached batch
+    before the counts job that builds their cache: jobs another thread submits from there share the cache's blocks
+    (Spark's block locks: a task waits for the one building a block, then reads it), and their planning overlaps
+    the counts.
 
     ``bounds``: per topic, a source position at or above every row of its latest-state table. For a small batch
     the counts job also counts, per topic with a bound, the rows deciding a key that are older than the bound
@@ -267,6 +272,8 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
         blocks = changes._jdf.queryExecution().logical().rdd() if checkpoint else None
         if checkpoint:
             changes = reversed_partitions(changes)
+        elif defined is not None:
+            defined(changes)
         read = [r.topic for r in ranges if r.end > r.start]
         topics = tuple(sorted(set(read)))
         deciding = F.col("reason").isNull() & tables.decides()
@@ -293,6 +300,8 @@ def read_batch(spark: SparkSession, options: MaterializeOptions, ranges: Sequenc
               for i, topic in enumerate(topics) if counts[f"newest{i}"] is not None}
     newer = frozenset(topic for i, topic, _ in bounded if counts[f"older{i}"] == 0)
     fitting = frozenset(topic for i, topic, _ in checked if counts[f"misfit{i}"] == 0)
+    if checkpoint and defined is not None:  # built by the counts' job (a checkpoint's blocks are not shared so)
+        defined(changes)
     return Batch(changes, counts["records"], counts["rejects"], counts["tombstones"], topics, started,
                  len(read) == len(topics), gathered, blocks, newest, newer, fitting)
 

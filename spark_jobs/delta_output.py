@@ -35,11 +35,11 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from delta.tables import DeltaTable
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from spark_jobs import tables
@@ -139,58 +139,81 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
     metrics; when a write may have been skipped as already committed (``recovering``) it is counted instead."""
     log.info("batch %s reads %s", plan.batch,
              ", ".join(f"{r.topic}[{r.partition}] {r.start}..{r.end}" for r in plan.ranges if r.end > r.start))
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-jobs-snapshots") as warming:
-        warming.submit(_load_snapshots, spark, [output.table(t) for t in sorted({r.topic for r in plan.ranges})],
-                       small=plan.records <= SMALL_BATCH_RECORDS)
-        batch = read_batch(spark, options, plan.ranges, plan.fmt, None if recovering else done.positions,
-                           None if recovering else done.schemas)
-    log.info("batch %s: %s records decoded in %.1f s", plan.batch, batch.records, time.monotonic() - batch.started)
-    new_schemas, rows, positions = dict(done.schemas), dict(done.rows), dict(done.positions)
-    early: dict[str, tuple[Decision, Any]] = {}
-    try:
-        early = _begin_replacements(spark, output, batch)
-        # The change logs and rejects are appended on a thread of their own while this one updates the tables:
-        # each side's driver work (plans, Delta's log and commits) and its skewed or small stages leave a core idle
-        # that the other fills. The appends name the batch by write options, not by the session's settings, which
-        # the table side changes (see add_columns). Alternating in one JVM against the appends first (7 rounds,
-        # medians of the last 6): incremental runs of 5,082 records 7.29 s against 8.19 s, full runs of 508,090
-        # 25.6 s against 28.1 s (benchmarks/results.md 2026-11-30 12:30)
-        with transaction(spark, plan, recovering=recovering), \
-                ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-jobs-change-log") as appender:
-            appended = appender.submit(_append_logs, spark, output, plan, batch, recovering=recovering)
-            # the deciding rows of every topic, cached once in the MERGE source's shape: a cache of the latest
-            # events and then one per topic in that shape built the documents' cache twice (with the hashed
-            # positions of tables.last_positions: the full run's latest events and parse schema step 5.5 s of JVM
-            # CPU against 7.9 s, medians of 3 interleaved full runs; benchmarks/results.md 2026-11-29)
-            latest = tables.merge_documents(
-                tables.latest_events(batch.changes, broadcast=batch.broadcast_positions,
-                                     one_partition=batch.one_partition, carried=batch.small)).persist(CACHE)
-            try:
-                for topic in batch.topics:
-                    step = time.monotonic()
-                    new_schemas[topic], change, bound = merge_table(
-                        spark, output, plan, topic, latest.where(F.col("topic") == topic), done.schemas.get(topic),
-                        done.positions.get(topic), batch.newest.get(topic, NO_POSITION), early.pop(topic, None),
-                        recovering=recovering, gathered=batch.gathered, fits=topic in batch.fitting)
-                    if bound is None:
-                        positions.pop(topic, None)
-                    else:
-                        positions[topic] = bound
-                    known = rows.get(topic)
-                    if change is not None and change[0] == "new" and not recovering:
-                        rows[topic] = change[1]
-                    elif change is not None and known is not None and not recovering:
-                        rows[topic] = known + change[1]
-                    else:
-                        rows[topic] = spark.read.format("delta").load(output.table(topic)).count()
-                    log.info("batch %s: table %s merged in %.1f s", plan.batch, topic, time.monotonic() - step)
-            finally:
-                latest.unpersist()
-            appended.result()  # raises what the appends raised (leaving the block waits for them in any case)
-    finally:
-        for _, started in early.values():  # a topic the loop did not reach (it failed before)
-            abandon(started)
-        batch.release()
+    counted: Future[Batch] = Future()
+    appended: list[Future[None]] = []
+    small = plan.records <= SMALL_BATCH_RECORDS
+
+    # The change logs and rejects are appended on a thread of their own while this one counts the batch and updates
+    # the tables: each side's driver work (plans, Delta's log and commits) and its skewed or small stages leave a
+    # core idle that the other fills. The appends name the batch by write options, not by the session's settings,
+    # which the table side changes (see add_columns). Alternating in one JVM against the appends first (7 rounds,
+    # medians of the last 6): incremental runs of 5,082 records 7.29 s against 8.19 s, full runs of 508,090 25.6 s
+    # against 28.1 s (benchmarks/results.md 2026-11-30 12:30). They start once the batch's rows are defined, before
+    # the counts job builds their cache (see read_batch's ``defined``), the rejects, which need the counts, last: a
+    # small batch's change log is planned while the counts run and written from the cache as soon as it is built.
+    # Incremental runs of 5,082 records alternating in one JVM against starting after the counts: 1.36 against
+    # 1.56 s, JVM CPU 2.25 against 2.58 s (medians of the last 4 of 8 rounds, lower in 4 of 4; benchmarks/results.md
+    # 2026-12-02 17:51)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-jobs-change-log") as appender:
+
+        def append(changes: DataFrame) -> None:
+            appended.append(appender.submit(_append_logs, spark, output, plan, changes, counted, small=small,
+                                            recovering=recovering))
+
+        try:
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-jobs-snapshots") as warming:
+                warming.submit(_load_snapshots, spark,
+                               [output.table(t) for t in sorted({r.topic for r in plan.ranges})], small=small)
+                batch = read_batch(spark, options, plan.ranges, plan.fmt, None if recovering else done.positions,
+                                   None if recovering else done.schemas, defined=append)
+        except BaseException as exc:
+            counted.set_exception(exc)  # the appends stop before the rejects; the block waits for them
+            raise
+        counted.set_result(batch)
+        log.info("batch %s: %s records decoded in %.1f s", plan.batch, batch.records,
+                 time.monotonic() - batch.started)
+        new_schemas, rows, positions = dict(done.schemas), dict(done.rows), dict(done.positions)
+        early: dict[str, tuple[Decision, Any]] = {}
+        try:
+            early = _begin_replacements(spark, output, batch)
+            with transaction(spark, plan, recovering=recovering):
+                # the deciding rows of every topic, cached once in the MERGE source's shape: a cache of the latest
+                # events and then one per topic in that shape built the documents' cache twice (with the hashed
+                # positions of tables.last_positions: the full run's latest events and parse schema step 5.5 s of
+                # JVM CPU against 7.9 s, medians of 3 interleaved full runs; benchmarks/results.md 2026-11-29)
+                latest = tables.merge_documents(
+                    tables.latest_events(batch.changes, broadcast=batch.broadcast_positions,
+                                         one_partition=batch.one_partition, carried=batch.small)).persist(CACHE)
+                try:
+                    for topic in batch.topics:
+                        step = time.monotonic()
+                        new_schemas[topic], change, bound = merge_table(
+                            spark, output, plan, topic, latest.where(F.col("topic") == topic),
+                            done.schemas.get(topic), done.positions.get(topic), batch.newest.get(topic, NO_POSITION),
+                            early.pop(topic, None), recovering=recovering, gathered=batch.gathered,
+                            fits=topic in batch.fitting)
+                        if bound is None:
+                            positions.pop(topic, None)
+                        else:
+                            positions[topic] = bound
+                        known = rows.get(topic)
+                        if change is not None and change[0] == "new" and not recovering:
+                            rows[topic] = change[1]
+                        elif change is not None and known is not None and not recovering:
+                            rows[topic] = known + change[1]
+                        else:
+                            rows[topic] = spark.read.format("delta").load(output.table(topic)).count()
+                        log.info("batch %s: table %s merged in %.1f s", plan.batch, topic, time.monotonic() - step)
+                finally:
+                    latest.unpersist()
+                for future in appended:  # raises what the appends raised (the block waits for them in any case)
+                    future.result()
+        finally:
+            for _, started in early.values():  # a topic the loop did not reach (it failed before)
+                abandon(started)
+            for future in appended:  # the cache stays until the appends are done with it
+                future.exception()
+            batch.release()
     offsets = {topic: dict(partitions) for topic, partitions in done.offsets.items()}
     for r in plan.ranges:
         offsets.setdefault(r.topic, {})[str(r.partition)] = r.end
@@ -220,21 +243,20 @@ def _begin_replacements(spark: SparkSession, output: DeltaOutput, batch: Batch) 
     return early
 
 
-def _append_logs(spark: SparkSession, output: DeltaOutput, plan: Plan, batch: Batch, *, recovering: bool) -> None:
-    """Append the batch's rejects and change log; a ``recovering`` batch skips a table that has its commit."""
+def _append_logs(spark: SparkSession, output: DeltaOutput, plan: Plan, changes: DataFrame, counted: Future[Batch],
+                 *, small: bool, recovering: bool) -> None:
+    """Append the batch's change log (from its rows ``changes``) and then its rejects (once ``counted`` says there are
+    any); a ``recovering`` batch skips a table that has its commit."""
     step = time.monotonic()
     spark.sparkContext.setLocalProperty("spark.scheduler.pool", CHANGE_LOG_POOL)  # this thread's jobs
     named = batch_options(plan, recovering=recovering)
-    if batch.rejects and not (recovering and committed(spark, output.rejects, plan)):
-        tables.rejects(batch.changes, plan.batch).write.format("delta").mode("append").options(**named) \
-            .option(STATS_COLUMNS, REJECTS_STATS).save(output.rejects)
-    changes = tables.change_log(batch.changes)
-    for topic in batch.topics:
+    events = tables.change_log(changes)
+    for topic in sorted({r.topic for r in plan.ranges if r.end > r.start}):
         if recovering and committed(spark, output.changes(topic), plan):
             log.info("batch %s: change log of %s already has it", plan.batch, topic)
             continue
-        rows = changes.where(F.col("topic") == topic)
-        if batch.small:
+        rows = events.where(F.col("topic") == topic)
+        if small:
             # one file per date (and its latest-state table's rows one file, see delta_replace.replace_keys) in one
             # task, not one per read partition: each incremental run adds fewer files for later scans, and its
             # writes run fewer tasks. Incremental runs of 5,082 records alternating in one JVM: JVM CPU medians
@@ -243,6 +265,10 @@ def _append_logs(spark: SparkSession, output: DeltaOutput, plan: Plan, batch: Ba
             rows = rows.coalesce(1)
         rows.write.format("delta").mode("append").partitionBy("date") \
             .options(**named).option(STATS_COLUMNS, CHANGES_STATS).save(output.changes(topic))
+    batch = counted.result()
+    if batch.rejects and not (recovering and committed(spark, output.rejects, plan)):
+        tables.rejects(batch.changes, plan.batch).write.format("delta").mode("append").options(**named) \
+            .option(STATS_COLUMNS, REJECTS_STATS).save(output.rejects)
     log.info("batch %s: change logs and rejects appended in %.1f s", plan.batch, time.monotonic() - step)
 
 

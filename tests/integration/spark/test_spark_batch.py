@@ -1,9 +1,11 @@
 """A large batch's decoded rows on a local master: read in several partitions per core, kept as a local checkpoint
 (rows copied once, no columnar cache), the same rows and counts as the decode itself, its blocks released after the
-batch, and the tables a run builds from it equal to the collection."""
+batch, and the tables a run builds from it equal to the collection; a small batch's cached rows handed out before
+its counts, read by another thread's job from the same cache."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,24 @@ from tests.unit.spark.support import change_event, json_records, mongo_documents
 pytestmark = pytest.mark.integration
 
 
+def test_a_small_batch_gives_its_rows_before_the_counts_to_jobs_of_another_thread(
+        spark: Any, stack: Any, tmp_path: Path) -> None:
+    topic = unique("small.")
+    events = [change_event("insert", "db", "c", {"_id": n, "v": n}) for n in range(6)]
+    produce(stack.kafka_bootstrap, topic, [*(r for _, r in json_records(events)), (b"k", b"{oops")])
+    options = MaterializeOptions(stack.kafka_bootstrap, str(tmp_path / "out"), topics=(topic,))
+    ranges = offset_ranges(spark, stack.kafka_bootstrap, topics=(topic,))
+    with ThreadPoolExecutor(max_workers=1) as other:
+        submitted: list[Future[list[Any]]] = []
+        batch = read_batch(spark, options, ranges, "auto",
+                           defined=lambda changes: submitted.append(other.submit(changes.collect)))
+        assert len(submitted) == 1 and batch.gathered and not batch.checkpointed
+        # the other thread's job and the counts' job share the cache the first of them built
+        assert sorted(submitted[0].result(timeout=120)) == sorted(batch.changes.collect())
+    assert (batch.records, batch.rejects, batch.events) == (7, 1, 6)
+    batch.release()
+
+
 def _persistent(spark: Any) -> set[int]:
     return {int(rdd_id) for rdd_id in spark.sparkContext._jsc.getPersistentRDDs()}
 
@@ -40,8 +60,10 @@ def test_a_large_batch_is_a_local_checkpoint_with_the_decoded_rows_and_is_releas
     monkeypatch.setattr(batches, "SMALL_BATCH_RECORDS", 5)  # this batch of 19 records is a large one
 
     kept = _persistent(spark)
-    batch = read_batch(spark, options, ranges, "auto")
+    defined: list[Any] = []
+    batch = read_batch(spark, options, ranges, "auto", defined=defined.append)
     assert batch.checkpointed and _persistent(spark) - kept
+    assert defined == [batch.changes]  # once, after the counts' job made the checkpoint
     # the checkpoint is made by the counts' job, read through its partitions in reverse order
     assert batch.blocks.isCheckpointed()
     first = batch.changes.select(F.spark_partition_id().alias("p"), "offset").groupBy("p").agg(
