@@ -183,7 +183,9 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
                 # JVM CPU against 7.9 s, medians of 3 interleaved full runs; benchmarks/results.md 2026-11-29)
                 latest = tables.merge_documents(
                     tables.latest_events(batch.changes, broadcast=batch.broadcast_positions,
-                                         one_partition=batch.one_partition, carried=batch.small)).persist(CACHE)
+                                         one_partition=batch.one_partition, carried=batch.small))
+                if not _read_once(batch, early, recovering=recovering):
+                    latest = latest.persist(CACHE)
                 try:
                     for topic in batch.topics:
                         step = time.monotonic()
@@ -221,6 +223,15 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
     output.commit(committed)
     log.info("batch %s committed to %s", plan.batch, output.root)
     return batch.summary(plan.batch, {t: n for t, n in rows.items() if t in batch.topics}), committed
+
+
+def _read_once(batch: Batch, early: dict[str, tuple[Decision, Any]], *, recovering: bool) -> bool:
+    """Whether the batch's latest events are read by one job alone: a small batch of one topic whose documents fit
+    its stored parse schema (:attr:`Batch.fitting`: no inference reads them) and whose table's change started
+    early (the delete needs the batch's keys alone): the typed write of its new rows is the one reader. Caching
+    them then costs a columnar copy, its size estimates and its plan, and saves nothing."""
+    return batch.small and not recovering and len(batch.topics) == 1 and batch.topics[0] in batch.fitting \
+        and batch.topics[0] in early
 
 
 def _begin_replacements(spark: SparkSession, output: DeltaOutput, batch: Batch) -> dict[str, tuple[Decision, Any]]:
