@@ -170,6 +170,8 @@ def _apply_batch(spark: SparkSession, options: MaterializeOptions, output: Delta
             counted.set_exception(exc)  # the appends stop before the rejects; the block waits for them
             raise
         counted.set_result(batch)
+        if not appended:  # read_batch gives its rows to ``defined`` once; never a batch without its change log
+            append(batch.changes)
         log.info("batch %s: %s records decoded in %.1f s", plan.batch, batch.records,
                  time.monotonic() - batch.started)
         new_schemas, rows, positions = dict(done.schemas), dict(done.rows), dict(done.positions)

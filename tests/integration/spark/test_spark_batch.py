@@ -37,10 +37,15 @@ def test_a_small_batch_gives_its_rows_before_the_counts_to_jobs_of_another_threa
         batch = read_batch(spark, options, ranges, "auto",
                            defined=lambda changes: submitted.append(other.submit(changes.collect)))
         assert len(submitted) == 1 and batch.gathered and not batch.checkpointed
+        # the rows are read from the cache as a leaf of their queries' plans, not through the decode's plan
+        assert batch.cached is not None and batch.changes is not batch.cached
+        assert batch.changes._jdf.queryExecution().analyzed().getClass().getSimpleName() == "InMemoryRelation"
         # the other thread's job and the counts' job share the cache the first of them built
         assert sorted(submitted[0].result(timeout=120)) == sorted(batch.changes.collect())
     assert (batch.records, batch.rejects, batch.events) == (7, 1, 6)
+    kept = _persistent(spark)
     batch.release()
+    assert len(kept - _persistent(spark)) == 1  # its cache released
 
 
 def _persistent(spark: Any) -> set[int]:
